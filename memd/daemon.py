@@ -1,0 +1,56 @@
+"""``memd``: run the daemon in the foreground (systemd, launchd or `memctl daemon start`
+put it in the background)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import anyio
+
+from memd_client.paths import resolve
+
+from . import __version__
+from .config import ConfigError, load
+from .instance import AlreadyRunning
+from .logs import configure
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memd", description="memd, the memory daemon for coding agents.")
+    parser.add_argument("--socket", help="Unix socket path (default: $MEMD_SOCKET or $XDG_RUNTIME_DIR/memd/)")
+    parser.add_argument("--data-dir", help="database directory (default: $MEMD_DATA_DIR or $XDG_DATA_HOME/memd)")
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/memd/config.toml)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="overrides config")
+    parser.add_argument("--version", action="version", version=f"memd {__version__}")
+    args = parser.parse_args(argv)
+
+    os.umask(0o077)  # everything memd creates is private to the user
+    paths = resolve(socket=args.socket, data_dir=args.data_dir)
+    try:
+        config = load(args.config or paths.config_file)
+    except ConfigError as exc:
+        print(f"memd: bad config: {exc}", file=sys.stderr)
+        return 2
+    configure(args.log_level or config.daemon.log_level, paths.log_file)
+
+    from .server import run  # after logging is configured: modules bind their loggers
+
+    try:
+        anyio.run(run, paths, config, backend="asyncio")
+    except AlreadyRunning as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    except OSError as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""The wire: every message between memd and its clients, and how it is framed.
+
+A frame is a 4-byte big-endian length followed by a msgpack body of that length.
+Each body is one tagged Struct: requests carry ``op`` (``"ingest"``, ``"ping"``, ...)
+and the protocol version ``v``; replies carry ``op`` too.  ``decode_request`` checks
+the version before the shape, so an old client talking to a new daemon gets a
+``VersionMismatch`` error reply that says what to do, never a crash.
+
+Evolution rules (msgspec's schema-evolution rules, applied here):
+
+- a new field gets a default, so older peers can omit it;
+- fields are never renamed or retyped; a change that needs either bumps
+  ``PROTOCOL_VERSION``;
+- unknown fields are ignored, so a newer client can talk to an older daemon of the
+  same protocol version.
+
+The hook client (``memd_client/hook.py``) cannot import msgspec: it writes the
+``Ingest`` map by hand and reads replies with a tiny msgpack reader.
+``tests/test_protocol.py`` holds both sides to this schema.
+
+This module does no IO: ``FrameReader`` is fed bytes and hands back whole frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+__all__ = [
+    "CONTEXT_EVENTS",
+    "HOOK_EVENTS",
+    "MAX_FRAME",
+    "NEED_DATA",
+    "PROTOCOL_VERSION",
+    "BadRequest",
+    "Error",
+    "EventRow",
+    "Events",
+    "FrameReader",
+    "FrameTooLarge",
+    "History",
+    "Hit",
+    "Ingest",
+    "Ingested",
+    "Latency",
+    "Ok",
+    "Ping",
+    "Pong",
+    "ProtocolError",
+    "Reply",
+    "Request",
+    "Search",
+    "SearchResults",
+    "Shutdown",
+    "Status",
+    "StatusReport",
+    "VersionMismatch",
+    "decode_reply",
+    "decode_request",
+    "encode",
+    "encode_frame",
+]
+
+PROTOCOL_VERSION: Final = 1
+HEADER_SIZE: Final = 4
+MAX_FRAME: Final = 16 * 1024 * 1024
+"""Largest body either side accepts; the length prefix is checked before buffering."""
+
+HOOK_EVENTS: Final = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+    "Notification",
+)
+"""The Claude Code hook events memd knows how to take."""
+
+CONTEXT_EVENTS: Final = frozenset({"SessionStart", "UserPromptSubmit"})
+"""Events whose hook output Claude Code adds to the agent's context."""
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+class ProtocolError(Exception):
+    """A peer sent something this protocol cannot accept.  ``code`` goes on the wire."""
+
+    code = "protocol_error"
+
+
+class FrameTooLarge(ProtocolError):
+    """The length prefix announces more than ``MAX_FRAME``: the stream cannot be resynced."""
+
+    code = "frame_too_large"
+
+
+class BadRequest(ProtocolError):
+    """A whole frame arrived but its body is not a valid request."""
+
+    code = "bad_request"
+
+
+class VersionMismatch(ProtocolError):
+    """The client speaks another protocol version than this daemon."""
+
+    code = "version_mismatch"
+
+
+# --- requests -------------------------------------------------------------------------
+
+
+class Request(msgspec.Struct, tag_field="op", tag=str.lower, kw_only=True):
+    v: int = PROTOCOL_VERSION
+
+
+class Ingest(Request):
+    """One hook event, as the hook client read it from Claude Code's stdin.
+
+    ``payload`` holds the raw bytes; the daemon parses them.  When stdin was larger
+    than the hook client's cap, ``truncated`` is set, ``payload`` holds the head and
+    ``size`` the full length.
+    """
+
+    event: str
+    sent_at_ns: int
+    payload: bytes
+    truncated: bool = False
+    size: int = 0
+
+
+class Ping(Request):
+    pass
+
+
+class Status(Request):
+    pass
+
+
+class History(Request):
+    session: str | None = None
+    limit: int = 20
+
+
+class Search(Request):
+    query: str
+    limit: int = 10
+
+
+class Shutdown(Request):
+    """Ask the daemon to stop as it would on SIGTERM."""
+
+
+RequestType = Ingest | Ping | Status | History | Search | Shutdown
+
+
+# --- replies --------------------------------------------------------------------------
+
+
+class Reply(msgspec.Struct, tag_field="op", tag=str.lower, kw_only=True):
+    pass
+
+
+class Ingested(Reply):
+    """The event is committed (or was already: ``duplicate``).
+
+    ``stdout`` is what the hook client prints for Claude Code, exactly as given.
+    """
+
+    event_id: int
+    duplicate: bool = False
+    stdout: str = ""
+
+
+class Pong(Reply):
+    version: str
+    protocol: int = PROTOCOL_VERSION
+    pid: int = 0
+
+
+class Latency(msgspec.Struct, kw_only=True):
+    """Daemon-side handling time of one request kind, receive to reply, in ms."""
+
+    count: int
+    p50: float
+    p95: float
+    p99: float
+
+
+class StatusReport(Reply):
+    version: str
+    protocol: int
+    pid: int
+    uptime: float
+    socket: str
+    data_dir: str
+    database: str
+    events: int
+    sessions: int
+    projects: int
+    rejected: int
+    spool_backlog: int
+    db_bytes: int
+    latency_ms: dict[str, Latency] = {}
+
+
+class EventRow(msgspec.Struct, kw_only=True):
+    id: int
+    session_id: str | None
+    project: str | None
+    kind: str
+    tool: str | None
+    title: str
+    importance: int
+    received_at: float
+    size: int
+
+
+class Events(Reply):
+    events: list[EventRow]
+
+
+class Hit(msgspec.Struct, kw_only=True):
+    id: int
+    kind: str
+    tool: str | None
+    title: str
+    snippet: str
+    score: float
+    session_id: str | None
+    received_at: float
+
+
+class SearchResults(Reply):
+    query: str
+    results: list[Hit]
+
+
+class Ok(Reply):
+    pass
+
+
+class Error(Reply):
+    code: str
+    message: str
+
+
+ReplyType = Ingested | Pong | StatusReport | Events | SearchResults | Ok | Error
+
+
+# --- codec ----------------------------------------------------------------------------
+
+
+class _Header(msgspec.Struct):
+    v: Any = None
+
+
+_encoder = msgspec.msgpack.Encoder()
+_header_decoder = msgspec.msgpack.Decoder(_Header)
+_request_decoder = msgspec.msgpack.Decoder(RequestType)
+_reply_decoder = msgspec.msgpack.Decoder(ReplyType)
+
+
+def encode(message: Request | Reply) -> bytes:
+    return _encoder.encode(message)
+
+
+def encode_frame(message: Request | Reply) -> bytes:
+    body = _encoder.encode(message)
+    if len(body) > MAX_FRAME:
+        raise FrameTooLarge(f"frame of {len(body)} bytes exceeds the {MAX_FRAME}-byte limit")
+    return len(body).to_bytes(HEADER_SIZE, "big") + body
+
+
+def decode_request(body: bytes) -> RequestType:
+    """Decode one request body, checking the protocol version first."""
+    try:
+        version = _header_decoder.decode(body).v
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"not a msgpack map with an 'op' field: {exc}") from None
+    if version is None:
+        raise BadRequest("request has no protocol version field 'v'")
+    if version != PROTOCOL_VERSION:
+        raise VersionMismatch(
+            f"client speaks protocol {version!r}, this daemon speaks {PROTOCOL_VERSION}; "
+            "restart memd and reinstall the hooks from the same memd version"
+        )
+    try:
+        return _request_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def decode_reply(body: bytes) -> ReplyType:
+    try:
+        return _reply_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"malformed reply from daemon: {exc}") from None
+
+
+# --- framing (sans-IO) ----------------------------------------------------------------
+
+
+class _NeedData:
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+NEED_DATA: Final = _NeedData()
+"""Returned by ``FrameReader.next_frame`` when no whole frame is buffered yet."""
+
+
+class FrameReader:
+    """Splits a byte stream into frame bodies, without doing any IO.
+
+    Feed it with ``receive_data`` and pull bodies with ``next_frame`` until it returns
+    ``NEED_DATA``.  An announced length above ``max_frame`` raises ``FrameTooLarge``
+    before anything of that size is buffered.
+    """
+
+    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+        self._buffer = bytearray()
+        self._max_frame = max_frame
+
+    def receive_data(self, data: bytes) -> None:
+        self._buffer += data
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held that do not yet form a whole frame (nonzero at EOF = truncated frame)."""
+        return len(self._buffer)
+
+    def next_frame(self) -> bytes | _NeedData:
+        if len(self._buffer) < HEADER_SIZE:
+            return NEED_DATA
+        length = int.from_bytes(self._buffer[:HEADER_SIZE], "big")
+        if length > self._max_frame:
+            raise FrameTooLarge(f"peer announced a {length}-byte frame; the limit is {self._max_frame}")
+        end = HEADER_SIZE + length
+        if len(self._buffer) < end:
+            return NEED_DATA
+        body = bytes(self._buffer[HEADER_SIZE:end])
+        del self._buffer[:end]
+        return body

@@ -1,0 +1,365 @@
+"""The daemon's IO layer: a Unix-socket server over the protocol, capture and store.
+
+Lifecycle, as structured concurrency (every task has an owner, nothing is
+fire-and-forget)::
+
+    run()                       instance lock, store, writer task, listener
+      Daemon.serve()            background: signal watcher, spool drain loop
+        Daemon._accept_loop()   one task per connection, in the `handlers` group
+
+Shutdown (SIGTERM, SIGINT or a ``Shutdown`` request) calls ``Daemon.close``: stop
+accepting and unlink the socket; close connections that are idle between requests;
+give requests in flight ``shutdown_grace`` seconds to finish; then the writer commits
+what is queued, the database closes and ``run`` returns.
+
+A peer never takes the daemon down: a bad frame gets a typed ``Error`` reply (or, when
+the stream cannot be resynced, a closed connection), and an unexpected exception in
+one request is logged and answered with ``Error(code="internal")``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import time
+
+import anyio
+import anyio.abc
+import structlog
+from anyio.abc import SocketAttribute
+
+from memd_client.paths import Paths
+
+from . import __version__, spool
+from .capture import InvalidPayload, prepare, project_root
+from .config import Config
+from .instance import InstanceLock, prepare_private_dir
+from .metrics import Latencies
+from .peer import peer_uid
+from .protocol import (
+    NEED_DATA,
+    PROTOCOL_VERSION,
+    BadRequest,
+    Error,
+    Events,
+    FrameReader,
+    FrameTooLarge,
+    History,
+    Ingest,
+    Ingested,
+    Ok,
+    Ping,
+    Pong,
+    ProtocolError,
+    Reply,
+    RequestType,
+    Search,
+    SearchResults,
+    Shutdown,
+    Status,
+    StatusReport,
+    VersionMismatch,
+    decode_request,
+    encode_frame,
+)
+from .store import Store, StoreError, open_store, queries
+
+__all__ = ["Daemon", "run"]
+
+log = structlog.get_logger("memd.server")
+
+MAX_LIMIT = 1000
+SPOOL_PARALLEL = 64
+
+
+class Daemon:
+    """Serves one store on one listener; ``close`` begins a graceful shutdown."""
+
+    def __init__(self, paths: Paths, config: Config, store: Store) -> None:
+        self.paths = paths
+        self.config = config
+        self.store = store
+        self.started = time.time()
+        self.latencies = Latencies()
+        self._closing = False
+        self._accept_scope = anyio.CancelScope()
+        self._idle: set[anyio.CancelScope] = set()
+        self._active = 0
+        self._drained = anyio.Event()
+        self._stuck_spool: set[str] = set()
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    async def serve(
+        self,
+        listener: anyio.abc.Listener[anyio.abc.SocketStream],
+        *,
+        task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with anyio.create_task_group() as background:
+            background.start_soon(self._watch_signals)
+            background.start_soon(self._spool_loop)
+            log.info("serving", socket=self.paths.socket, pid=os.getpid(), version=__version__)
+            task_status.started(self.paths.socket)
+            await self._accept_loop(listener)
+            background.cancel_scope.cancel()
+
+    def close(self) -> None:
+        """Stop accepting, end idle connections, let requests in flight finish."""
+        if self._closing:
+            return
+        self._closing = True
+        log.info("shutting_down", connections=self._active)
+        self._accept_scope.cancel()
+        for scope in self._idle:
+            scope.cancel()
+        if self._active == 0:
+            self._drained.set()
+
+    async def _watch_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                log.info("signal", signal=signal.Signals(signum).name)
+                self.close()
+                return
+
+    async def _accept_loop(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        async with anyio.create_task_group() as handlers:
+            async with listener:
+                with self._accept_scope:
+                    while True:
+                        stream = await listener.accept()
+                        handlers.start_soon(self._handle, stream)
+            # New clients now get ECONNREFUSED/ENOENT at once and spool.
+            _unlink(self.paths.socket)
+            with anyio.move_on_after(self.config.daemon.shutdown_grace):
+                await self._drained.wait()
+            handlers.cancel_scope.cancel()
+
+    # --- connections ----------------------------------------------------------------
+
+    async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        self._active += 1
+        try:
+            async with stream:
+                uid = peer_uid(stream.extra(SocketAttribute.raw_socket))
+                if uid != os.getuid():
+                    log.warning("peer_refused", peer_uid=uid)
+                    return
+                await self._serve_connection(stream)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+            pass  # the client went away; nothing was acknowledged to it
+        except Exception:
+            log.exception("connection_failed")
+        finally:
+            self._active -= 1
+            if self._closing and self._active == 0:
+                self._drained.set()
+
+    async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
+        reader = FrameReader()
+        while not self._closing:
+            try:
+                body = await self._next_frame(stream, reader)
+            except FrameTooLarge as exc:
+                log.warning("frame_refused", error=str(exc))
+                await stream.send(encode_frame(Error(code=exc.code, message=str(exc))))
+                return
+            if body is None:
+                return
+            started = time.perf_counter()
+            op, reply = await self._respond(body)
+            await stream.send(encode_frame(reply))
+            self.latencies.record(op, (time.perf_counter() - started) * 1000)
+
+    async def _next_frame(self, stream: anyio.abc.SocketStream, reader: FrameReader) -> bytes | None:
+        """The next frame body; None at EOF, idle timeout or shutdown."""
+        if self._closing:
+            return None
+        with anyio.CancelScope(deadline=anyio.current_time() + self.config.daemon.idle_timeout) as scope:
+            self._idle.add(scope)
+            try:
+                while (body := reader.next_frame()) is NEED_DATA:
+                    reader.receive_data(await stream.receive())
+                return body
+            except anyio.EndOfStream:
+                if reader.buffered:
+                    log.warning("truncated_frame", buffered=reader.buffered)
+                return None
+            finally:
+                self._idle.discard(scope)
+        return None
+
+    async def _respond(self, body: bytes) -> tuple[str, Reply]:
+        try:
+            request = decode_request(body)
+        except ProtocolError as exc:
+            log.warning("request_refused", code=exc.code, size=len(body))
+            return "invalid", Error(code=exc.code, message=str(exc))
+        op = type(request).__name__.lower()
+        try:
+            return op, await self.dispatch(request)
+        except Exception as exc:
+            log.exception("request_failed", op=op)
+            return op, Error(code="internal", message=f"{type(exc).__name__}: see the memd log")
+
+    # --- requests -------------------------------------------------------------------
+
+    async def dispatch(self, request: RequestType) -> Reply:
+        match request:
+            case Ingest():
+                return await self.ingest(request)
+            case Ping():
+                return Pong(version=__version__, pid=os.getpid())
+            case Status():
+                return await self.status()
+            case History(session=session, limit=limit):
+                rows = await queries.history(self.store.reader, session, _clamp(limit))
+                return Events(events=rows)
+            case Search(query=query, limit=limit):
+                hits = await queries.search(self.store.reader, query, _clamp(limit))
+                return SearchResults(query=query, results=hits)
+            case Shutdown():
+                self.close()
+                return Ok()
+
+    async def ingest(self, request: Ingest) -> Reply:
+        """Commit one hook event; reply only once it is durable."""
+        try:
+            event = prepare(request, time.time())
+        except InvalidPayload as exc:
+            size = request.size or len(request.payload)
+            self.store.writer.reject(request.event or "?", size, str(exc))
+            log.warning("payload_refused", hook_event=request.event, size=size)
+            return Error(code="invalid_payload", message=f"{request.event} event not stored: {exc}")
+        root = project_root(event.cwd) if event.cwd else None
+        try:
+            committed = await self.store.writer.submit(event, root)
+        except StoreError as exc:
+            return Error(code="store_error", message=str(exc))
+        log.debug(
+            "ingested",
+            event_id=committed.event_id,
+            kind=event.kind,
+            size=event.size,
+            duplicate=committed.duplicate,
+        )
+        return Ingested(event_id=committed.event_id, duplicate=committed.duplicate)
+
+    async def status(self) -> StatusReport:
+        counts = await queries.counts(self.store.reader)
+        return StatusReport(
+            version=__version__,
+            protocol=PROTOCOL_VERSION,
+            pid=os.getpid(),
+            uptime=round(time.time() - self.started, 3),
+            socket=self.paths.socket,
+            data_dir=self.paths.data_dir,
+            database=self.paths.database,
+            spool_backlog=spool.backlog(self.paths.spool_dir),
+            db_bytes=queries.db_bytes(self.paths.database),
+            latency_ms=self.latencies.snapshot(),
+            **counts,
+        )
+
+    # --- spool ----------------------------------------------------------------------
+
+    async def _spool_loop(self) -> None:
+        while True:
+            await self.drain_spool()
+            await anyio.sleep(self.config.daemon.spool_drain_interval)
+
+    async def drain_spool(self) -> int:
+        """Ingest every spooled frame; return how many files were settled."""
+        spool.sweep_temp_files(self.paths.spool_dir)
+        files = [p for p in spool.pending(self.paths.spool_dir) if p not in self._stuck_spool]
+        settled = 0
+        for start in range(0, len(files), SPOOL_PARALLEL):
+            chunk = files[start : start + SPOOL_PARALLEL]
+            results: list[bool] = []
+            async with anyio.create_task_group() as tg:
+                for path in chunk:
+                    tg.start_soon(self._replay, path, results)
+            settled += sum(results)
+        if files:
+            log.info("spool_drained", files=len(files), settled=settled)
+        return settled
+
+    async def _replay(self, path: str, results: list[bool]) -> None:
+        try:
+            body = spool.read_frame(path)
+            request = decode_request(body)
+            if not isinstance(request, Ingest):
+                raise BadRequest(f"spool holds a {type(request).__name__} request, not an event")
+        except FileNotFoundError:
+            return
+        except VersionMismatch as exc:
+            # Kept for a daemon that speaks its version; reported, not retried every round.
+            self._stuck_spool.add(path)
+            log.warning("spool_version_mismatch", file=os.path.basename(path), error=str(exc))
+            return
+        except (spool.CorruptSpoolFile, ProtocolError, OSError) as exc:
+            self.store.writer.reject("spool", _size(path), f"unreadable spool file: {exc}")
+            log.warning("spool_file_refused", file=os.path.basename(path), error=str(exc))
+            _unlink(path)
+            results.append(True)
+            return
+        reply = await self.ingest(request)
+        if isinstance(reply, Ingested) or (isinstance(reply, Error) and reply.code == "invalid_payload"):
+            _unlink(path)
+            results.append(True)
+
+
+def _clamp(limit: int) -> int:
+    return max(1, min(MAX_LIMIT, limit))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+async def _listen(path: str) -> anyio.abc.Listener[anyio.abc.SocketStream]:
+    try:
+        return await anyio.create_unix_listener(path, mode=0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG or len(path.encode()) > 100:
+            raise OSError(f"socket path is too long for a Unix socket ({len(path)} chars): {path}") from exc
+        raise
+
+
+async def run(
+    paths: Paths,
+    config: Config,
+    *,
+    task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run a daemon until it is told to stop; raise ``AlreadyRunning`` if one is."""
+    lock = InstanceLock(paths)
+    lock.acquire()
+    try:
+        prepare_private_dir(paths.state_dir)
+        async with open_store(
+            paths.database, busy_timeout_ms=config.store.busy_timeout_ms, batch_max=config.store.batch_max
+        ) as store:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(store.writer.run)
+                try:
+                    listener = await _listen(paths.socket)
+                    await Daemon(paths, config, store).serve(listener, task_status=task_status)
+                finally:
+                    store.writer.close()
+        log.info("stopped")
+    finally:
+        _unlink(paths.socket)
+        lock.release()

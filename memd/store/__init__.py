@@ -1,0 +1,64 @@
+"""The store: SQLite as the product.  One writer task, separate read connections (WAL)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import aiosqlite
+
+from .schema import migrate
+from .writer import Committed, StoreError, Writer
+
+__all__ = ["Committed", "Store", "StoreError", "Writer", "open_store"]
+
+
+def _pragmas(busy_timeout_ms: int) -> list[str]:
+    """Per-connection settings (journal_mode=WAL is stored in the file, set once)."""
+    return [f"PRAGMA busy_timeout = {int(busy_timeout_ms)}", "PRAGMA synchronous = NORMAL"]
+
+
+class Store:
+    """An open database: ``writer`` for every write, ``reader`` for queries."""
+
+    def __init__(self, path: str, writer: Writer, reader: aiosqlite.Connection) -> None:
+        self.path = path
+        self.writer = writer
+        self.reader = reader
+
+
+async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    for pragma in _pragmas(busy_timeout_ms):
+        await conn.execute(pragma)
+    return conn
+
+
+@asynccontextmanager
+async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int = 256) -> AsyncIterator[Store]:
+    """Open (creating and migrating if needed) the database at ``path``.
+
+    The caller runs ``store.writer.run()`` as a task and calls ``store.writer.close()``
+    when done; the connections close when the context exits.
+    """
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    setup = sqlite3.connect(path, isolation_level=None)
+    try:
+        setup.execute("PRAGMA journal_mode = WAL")
+        for pragma in _pragmas(busy_timeout_ms):
+            setup.execute(pragma)
+        migrate(setup)
+    finally:
+        setup.close()
+    os.chmod(path, 0o600)
+    write_conn = await _connect(path, busy_timeout_ms)
+    try:
+        read_conn = await _connect(path, busy_timeout_ms)
+        try:
+            yield Store(path, Writer(write_conn, batch_max), read_conn)
+        finally:
+            await read_conn.close()
+    finally:
+        await write_conn.close()
