@@ -1,0 +1,1 @@
+"""memd's clients: the hook client, memctl, and the paths and transport they share."""

@@ -1,0 +1,298 @@
+"""``memctl``: look into and drive memd from the shell.
+
+Every command prints for humans by default and, with ``--json``, one JSON object
+with stable keys for scripts.  When the daemon is needed but not running, the
+command says so in one line with the fix and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from memd import __version__
+from memd.protocol import (
+    HOOK_EVENTS,
+    PROTOCOL_VERSION,
+    Events,
+    History,
+    Ok,
+    Ping,
+    Pong,
+    Search,
+    SearchResults,
+    Shutdown,
+    Status,
+    StatusReport,
+)
+
+from . import hook, paths
+from .rpc import Client, DaemonError, DaemonUnavailable
+
+__all__ = ["main"]
+
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 30.0
+NOT_RUNNING_FIX = "start it with `memctl daemon start` (or run `memd` in a terminal)"
+
+
+class CommandError(Exception):
+    """Ends the command with this message on stderr and ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> None:
+    print(json.dumps(data, ensure_ascii=False) if args.json else human)
+
+
+def _plain(reply: msgspec.Struct) -> dict[str, Any]:
+    data = msgspec.to_builtins(reply)
+    data.pop("op", None)
+    return data
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _client(args: argparse.Namespace) -> Client:
+    try:
+        return Client(args.paths.socket)
+    except DaemonUnavailable as exc:
+        raise CommandError(f"{exc}; {NOT_RUNNING_FIX}") from None
+
+
+def _offline_events(database: str) -> int | None:
+    """The event count read straight from the database, for when the daemon is down."""
+    if not os.path.exists(database):
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1.0)
+        try:
+            return conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from memd.spool import backlog
+
+    try:
+        with Client(args.paths.socket) as client:
+            report = client.call(Status(), StatusReport)
+    except DaemonUnavailable as exc:
+        data = {
+            "running": False,
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "socket": args.paths.socket,
+            "data_dir": args.paths.data_dir,
+            "database": args.paths.database,
+            "events": _offline_events(args.paths.database),
+            "spool_backlog": backlog(args.paths.spool_dir),
+        }
+        human = "\n".join(
+            [
+                f"memd is not running ({exc})",
+                f"  fix:           {NOT_RUNNING_FIX}",
+                f"  socket:        {data['socket']}",
+                f"  data dir:      {data['data_dir']}",
+                f"  events:        {data['events'] if data['events'] is not None else 'unreadable'}",
+                f"  spool backlog: {data['spool_backlog']} (ingested when the daemon starts)",
+            ]
+        )
+        _emit(args, data, human)
+        return 1
+    data = {"running": True, **_plain(report)}
+    lines = [
+        f"memd {report.version} is running (pid {report.pid}, up {report.uptime:.0f} s, protocol {report.protocol})",
+        f"  socket:        {report.socket}",
+        f"  data dir:      {report.data_dir}",
+        f"  events:        {report.events} in {report.sessions} sessions, {report.projects} projects",
+        f"  rejected:      {report.rejected} payloads",
+        f"  spool backlog: {report.spool_backlog}",
+        f"  database:      {report.db_bytes / 1e6:.1f} MB",
+    ]
+    for op, lat in sorted(report.latency_ms.items()):
+        lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_ping(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    with _client(args) as client:
+        pong = client.call(Ping(), Pong)
+    ms = (time.perf_counter() - started) * 1000
+    _emit(args, {**_plain(pong), "ms": round(ms, 3)}, f"pong from memd {pong.version} (pid {pong.pid}) in {ms:.1f} ms")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(History(session=args.session, limit=args.limit), Events)
+    lines = [
+        f"#{e.id:<7} {_when(e.received_at)}  {(e.session_id or '-')[:8]}  {e.kind:<18} {e.title}"
+        for e in reply.events
+    ]
+    _emit(args, _plain(reply), "\n".join(lines) if lines else "no events yet")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Search(query=args.query, limit=args.limit), SearchResults)
+    lines = []
+    for hit in reply.results:
+        lines.append(f"#{hit.id:<7} {hit.score:7.3f}  {_when(hit.received_at)}  {hit.kind:<18} {hit.title}")
+        lines.append(f"         {hit.snippet.replace(chr(10), ' ')}")
+    _emit(args, _plain(reply), "\n".join(lines) if lines else f"no matches for {args.query!r}")
+    return 0
+
+
+def _ping(socket_path: str) -> Pong | None:
+    try:
+        with Client(socket_path, timeout=2.0) as client:
+            return client.call(Ping(), Pong)
+    except (DaemonUnavailable, DaemonError):
+        return None
+
+
+def cmd_daemon_start(args: argparse.Namespace) -> int:
+    running = _ping(args.paths.socket)
+    if running:
+        _emit(args, {"started": False, "pid": running.pid}, f"memd is already running (pid {running.pid})")
+        return 0
+    command = [sys.executable, "-m", "memd", *args.daemon_flags]
+    os.makedirs(args.paths.state_dir, mode=0o700, exist_ok=True)
+    errors_file = os.path.join(args.paths.state_dir, "memd-start.err")
+    with open(errors_file, "wb") as errors:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        pong = _ping(args.paths.socket)
+        if pong:
+            os.unlink(errors_file)
+            _emit(args, {"started": True, "pid": pong.pid}, f"memd started (pid {pong.pid})")
+            return 0
+        if process.poll() is not None:
+            with open(errors_file, encoding="utf-8", errors="replace") as f:
+                reason = f.read().strip().splitlines()
+            raise CommandError(
+                f"memd exited with status {process.returncode}: {reason[-1] if reason else 'no message'}"
+                f" (log: {args.paths.log_file})"
+            )
+        time.sleep(0.05)
+    raise CommandError(f"memd did not answer within {START_TIMEOUT:.0f} s (log: {args.paths.log_file})")
+
+
+def cmd_daemon_stop(args: argparse.Namespace) -> int:
+    try:
+        with Client(args.paths.socket) as client:
+            client.call(Shutdown(), Ok)
+    except DaemonUnavailable:
+        _emit(args, {"stopped": False}, "memd is not running")
+        return 0
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while time.monotonic() < deadline:
+        if not os.path.exists(args.paths.socket) and _ping(args.paths.socket) is None:
+            _emit(args, {"stopped": True}, "memd stopped")
+            return 0
+        time.sleep(0.05)
+    raise CommandError(f"memd did not stop within {STOP_TIMEOUT:.0f} s")
+
+
+def hook_command(event: str, socket_flag: str | None = None) -> str:
+    """The shell command Claude Code should run for ``event``."""
+    argv = [os.path.abspath(sys.executable), "-I", "-S", os.path.abspath(hook.__file__), event]
+    if socket_flag:
+        argv += ["--socket", os.path.abspath(socket_flag)]
+    return shlex.join(argv)
+
+
+def cmd_hook_command(args: argparse.Namespace) -> int:
+    if args.event not in HOOK_EVENTS:
+        raise CommandError(f"unknown hook event {args.event!r}; one of: {', '.join(HOOK_EVENTS)}", exit_code=2)
+    command = hook_command(args.event, args.socket)
+    _emit(args, {"event": args.event, "command": command}, command)
+    return 0
+
+
+# --- argument parsing -------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON object (stable keys)")
+    common.add_argument("--socket", help="daemon socket (default: $MEMD_SOCKET or $XDG_RUNTIME_DIR/memd/)")
+    common.add_argument("--data-dir", help="data directory (default: $MEMD_DATA_DIR or $XDG_DATA_HOME/memd)")
+
+    parser = argparse.ArgumentParser(prog="memctl", description="Inspect and drive memd.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"memctl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    command("status", cmd_status, "is the daemon up; version, paths, counts, spool backlog, latencies")
+    command("ping", cmd_ping, "check that the daemon answers, and how fast")
+    p = command("history", cmd_history, "the latest events, oldest first")
+    p.add_argument("--session", help="only this session id")
+    p.add_argument("--limit", type=int, default=20, help="how many events (default 20)")
+    p = command("search", cmd_search, "keyword search over every event, best match first")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10, help="how many hits (default 10)")
+    p = command("daemon", lambda a: 2, "start or stop the daemon in the background")
+    p.add_argument("action", choices=["start", "stop"])
+    p = command("hook-command", cmd_hook_command, "print the command line Claude Code should run for a hook event")
+    p.add_argument("event", metavar="EVENT", help=", ".join(HOOK_EVENTS))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    args.paths = paths.resolve(socket=args.socket, data_dir=args.data_dir)
+    args.daemon_flags = [
+        *(["--socket", args.paths.socket] if args.socket else []),
+        *(["--data-dir", args.paths.data_dir] if args.data_dir else []),
+    ]
+    if args.command == "daemon":
+        args.handler = cmd_daemon_start if args.action == "start" else cmd_daemon_stop
+    try:
+        return args.handler(args)
+    except CommandError as exc:
+        print(f"memctl: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except DaemonUnavailable as exc:
+        print(f"memctl: {exc}; {NOT_RUNNING_FIX}", file=sys.stderr)
+        return 1
+    except DaemonError as exc:
+        print(f"memctl: the daemon refused the request ({exc.code}): {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
