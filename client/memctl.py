@@ -143,7 +143,11 @@ def cmd_ping(args: argparse.Namespace) -> int:
     with _client(args) as client:
         pong = client.call(Ping(), Pong)
     ms = (time.perf_counter() - started) * 1000
-    _emit(args, {**_plain(pong), "ms": round(ms, 3)}, f"pong from memd {pong.version} (pid {pong.pid}) in {ms:.1f} ms")
+    _emit(
+        args,
+        {**_plain(pong), "ms": round(ms, 3)},
+        f"pong from memd {pong.version} (pid {pong.pid}) in {ms:.1f} ms",
+    )
     return 0
 
 
@@ -151,8 +155,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     with _client(args) as client:
         reply = client.call(History(session=args.session, limit=args.limit), Events)
     lines = [
-        f"#{e.id:<7} {_when(e.received_at)}  {(e.session_id or '-')[:8]}  {e.kind:<18} {e.title}"
-        for e in reply.events
+        f"#{e.id:<7} {_when(e.received_at)}  {(e.session_id or '-')[:8]}  {e.kind:<18} {e.title}" for e in reply.events
     ]
     _emit(args, _plain(reply), "\n".join(lines) if lines else "no events yet")
     return 0
@@ -187,7 +190,11 @@ def cmd_daemon_start(args: argparse.Namespace) -> int:
     errors_file = os.path.join(args.paths.state_dir, "memd-start.err")
     with open(errors_file, "wb") as errors:
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            start_new_session=True,
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:

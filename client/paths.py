@@ -92,9 +92,7 @@ def resolve(
         runtime = env.get("XDG_RUNTIME_DIR", "")
         base = os.path.join(runtime, "memd") if os.path.isabs(runtime) else os.path.join(state_dir, "run")
         socket = os.path.join(base, "memd.sock")
-    data_dir = data_dir or env.get("MEMD_DATA_DIR") or os.path.join(
-        _xdg("XDG_DATA_HOME", ".local/share", env), "memd"
-    )
+    data_dir = data_dir or env.get("MEMD_DATA_DIR") or os.path.join(_xdg("XDG_DATA_HOME", ".local/share", env), "memd")
     config_file = os.path.join(_xdg("XDG_CONFIG_HOME", ".config", env), "memd", "config.toml")
     return Paths(
         socket=os.path.abspath(socket),

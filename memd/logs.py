@@ -32,9 +32,7 @@ def configure(level: str, log_file: str | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         os.makedirs(os.path.dirname(log_file), mode=0o700, exist_ok=True)
-        handlers.append(
-            logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS)
-        )
+        handlers.append(logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS))
     root = logging.getLogger()
     root.handlers.clear()
     for handler in handlers:

@@ -19,6 +19,7 @@ one request is logged and answered with ``Error(code="internal")``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -323,10 +324,8 @@ def _size(path: str) -> int:
 
 
 def _unlink(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 async def _listen(path: str) -> anyio.abc.Listener[anyio.abc.SocketStream]:
@@ -349,16 +348,18 @@ async def run(
     lock.acquire()
     try:
         prepare_private_dir(paths.state_dir)
-        async with open_store(
-            paths.database, busy_timeout_ms=config.store.busy_timeout_ms, batch_max=config.store.batch_max
-        ) as store:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(store.writer.run)
-                try:
-                    listener = await _listen(paths.socket)
-                    await Daemon(paths, config, store).serve(listener, task_status=task_status)
-                finally:
-                    store.writer.close()
+        async with (
+            open_store(
+                paths.database, busy_timeout_ms=config.store.busy_timeout_ms, batch_max=config.store.batch_max
+            ) as store,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(store.writer.run)
+            try:
+                listener = await _listen(paths.socket)
+                await Daemon(paths, config, store).serve(listener, task_status=task_status)
+            finally:
+                store.writer.close()
         log.info("stopped")
     finally:
         _unlink(paths.socket)

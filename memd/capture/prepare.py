@@ -111,9 +111,10 @@ def parse_payload(ingest: Ingest) -> dict[str, Any]:
 def idempotency_key(event: str, payload: dict[str, Any], raw: bytes) -> str:
     session = payload.get("session_id") or ""
     tool_use_id = payload.get("tool_use_id")
-    discriminator = (
-        f"tool:{tool_use_id}" if isinstance(tool_use_id, str) and tool_use_id else hashlib.sha256(raw).hexdigest()
-    )
+    if isinstance(tool_use_id, str) and tool_use_id:
+        discriminator = f"tool:{tool_use_id}"
+    else:
+        discriminator = hashlib.sha256(raw).hexdigest()
     return f"{event}:{session}:{discriminator}"
 
 

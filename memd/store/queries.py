@@ -49,9 +49,16 @@ async def history(conn: aiosqlite.Connection, session: str | None, limit: int) -
     )
     return [
         EventRow(
-            id=r[0], session_id=r[1], project=r[2], kind=r[3], tool=r[4], title=r[5],
-            importance=r[6], received_at=r[7], size=r[8],
-        )  # fmt: skip
+            id=r[0],
+            session_id=r[1],
+            project=r[2],
+            kind=r[3],
+            tool=r[4],
+            title=r[5],
+            importance=r[6],
+            received_at=r[7],
+            size=r[8],
+        )
         for r in reversed(rows)
     ]
 
@@ -71,8 +78,14 @@ async def search(conn: aiosqlite.Connection, query: str, limit: int) -> list[Hit
     )
     return [
         Hit(
-            id=r[0], kind=r[1], tool=r[2], title=r[3], snippet=r[4], score=round(-r[5], 4),
-            session_id=r[6], received_at=r[7],
-        )  # fmt: skip
+            id=r[0],
+            kind=r[1],
+            tool=r[2],
+            title=r[3],
+            snippet=r[4],
+            score=round(-r[5], 4),
+            session_id=r[6],
+            received_at=r[7],
+        )
         for r in rows
     ]

@@ -123,7 +123,8 @@ class Writer:
                 raise
         except Exception as exc:  # sqlite3.Error above all; any failure must reach the callers
             error = StoreError(f"could not commit {len(jobs)} event(s): {exc}")
-            log.error("commit_failed", events=len(jobs), error=str(exc), exc_info=not isinstance(exc, sqlite3.Error))
+            unexpected = not isinstance(exc, sqlite3.Error)
+            log.error("commit_failed", events=len(jobs), error=str(exc), exc_info=unexpected)
             for job in jobs:
                 job.error = error
                 job.done.set()
@@ -167,8 +168,7 @@ class Writer:
                 )
             )
         return [
-            Committed(existing[job.event.idem_key], duplicate=fresh.get(job.event.idem_key) is not job)
-            for job in jobs
+            Committed(existing[job.event.idem_key], duplicate=fresh.get(job.event.idem_key) is not job) for job in jobs
         ]
 
     async def _insert(self, jobs: list[_Job]) -> None:
@@ -193,7 +193,12 @@ class Writer:
             " last_seen = max(last_seen, excluded.last_seen),"
             " project_id = coalesce(project_id, excluded.project_id)",
             [
-                (job.event.session_id, project_ids.get(job.project or ""), job.event.client_ts, job.event.client_ts)
+                (
+                    job.event.session_id,
+                    project_ids.get(job.project or ""),
+                    job.event.client_ts,
+                    job.event.client_ts,
+                )
                 for job in jobs
                 if job.event.session_id
             ],
