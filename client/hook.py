@@ -33,7 +33,10 @@ else:
 PROTOCOL_VERSION = 1  # memd.protocol.PROTOCOL_VERSION
 MAX_FRAME = 16 * 1024 * 1024  # memd.protocol.MAX_FRAME
 PAYLOAD_CAP = 8 * 1024 * 1024
-"""Bytes of stdin kept; the rest is counted and dropped (the daemon records the size)."""
+"""Bytes of stdin kept.  Past it the middle is dropped: the head and the last TAIL_KEEP
+bytes are sent (Claude Code writes ids first and ``tool_use_id`` after a huge
+``tool_response``), and the daemon records the full size."""
+TAIL_KEEP = 64 * 1024
 STDIN_DEADLINE = 3.0
 """Seconds to wait for stdin to close: Claude Code sometimes never closes it."""
 STDIN_SETTLE = 0.05
@@ -140,13 +143,14 @@ def decode(data: bytes):
 
 
 def read_stdin(fd: int = 0) -> tuple[bytes, int]:
-    """Read the event from ``fd``: (the first PAYLOAD_CAP bytes, the total size).
+    """Read the event from ``fd``: (at most PAYLOAD_CAP bytes of it, the total size).
 
     Stops at EOF; or when a newline-terminated line has been followed by
     STDIN_SETTLE seconds of silence (Claude Code writes one compact JSON line);
     or at STDIN_DEADLINE.
     """
     chunks: list[bytes] = []
+    tail = b""
     kept = total = 0
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
@@ -170,10 +174,15 @@ def read_stdin(fd: int = 0) -> tuple[bytes, int]:
         last = chunk
         total += len(chunk)
         if kept < PAYLOAD_CAP:
-            chunk = chunk[: PAYLOAD_CAP - kept]
-            chunks.append(chunk)
-            kept += len(chunk)
-    return b"".join(chunks), total
+            chunks.append(chunk[: PAYLOAD_CAP - kept])
+            kept += len(chunks[-1])
+            chunk = chunk[len(chunks[-1]) :]
+        if chunk:
+            tail = (tail + chunk)[-TAIL_KEEP:]
+    head = b"".join(chunks)
+    if not tail:
+        return head, total
+    return head[: PAYLOAD_CAP - len(tail)] + tail, total
 
 
 def _recv_reply(sock) -> bytes:

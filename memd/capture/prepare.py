@@ -29,6 +29,8 @@ __all__ = ["InvalidPayload", "NewEvent", "idempotency_key", "parse_payload", "pr
 TEXT_CAP = 16 * 1024
 """Characters of searchable text kept per event."""
 
+SALVAGE_WINDOW = 64 * 1024
+
 _ID_FIELDS = frozenset(
     {
         "session_id",
@@ -77,13 +79,13 @@ _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
 _json_encode = msgspec.json.Encoder().encode
 
 
-def salvage_fields(head: bytes) -> dict[str, str]:
-    """Read the common string fields from the head of a truncated JSON payload.
+def salvage_fields(kept: bytes) -> dict[str, str]:
+    """Read the common string fields from what the hook client kept of a huge payload.
 
-    Claude Code writes the identifying fields first (session_id, cwd, prompt_id, ...),
-    so they survive truncation of a huge ``tool_response``.
+    It keeps the head and the tail: Claude Code writes the identifying fields first
+    (session_id, cwd, tool_name, ...) and ``tool_use_id`` after ``tool_response``.
     """
-    text = head[:65536].decode("utf-8", "replace")
+    text = (kept[:SALVAGE_WINDOW] + b"\n" + kept[-SALVAGE_WINDOW:]).decode("utf-8", "replace")
     found: dict[str, str] = {}
     for name in _HEAD_FIELDS:
         match = re.search(rf'"{name}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)

@@ -1,0 +1,112 @@
+"""Wall time of one hook invocation against the cost of starting Python at all.
+
+Runs an isolated daemon, then alternates ``python -I -S -c pass`` (the floor) with the
+real hook command (``memctl hook-command PostToolUse``) fed a ~2 KB PostToolUse
+payload, so both series share the machine's noise.  Afterwards checks that every
+event reached the database and none was spooled.
+
+    .venv/bin/python bench/hook_latency.py [--runs 300] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+
+from harness import Instance, isolated_daemon, markdown_table, payload_factory, summary
+
+from memd_client.memctl import hook_command
+
+TARGET_RATIO = 1.4
+
+
+def timed_run(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    """Milliseconds from spawn to exit."""
+    started = time.perf_counter()
+    subprocess.run(argv, input=stdin, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - started) * 1000
+
+
+def measure(instance: Instance, runs: int, warmup: int, size: int) -> dict[str, object]:
+    hook = shlex.split(hook_command("PostToolUse"))
+    baseline = [hook[0], "-I", "-S", "-c", "pass"]
+    make = payload_factory(size)
+    token = uuid.uuid4().hex[:12]
+    base_ms: list[float] = []
+    hook_ms: list[float] = []
+    for i in range(-warmup, runs):
+        payload = make(f"toolu_bench_{token}_{i + warmup:06d}")
+        pair = [(baseline, base_ms), (hook, hook_ms)]
+        for argv, samples in (pair if i % 2 else pair[::-1]):  # alternate which goes first
+            ms = timed_run(argv, payload, instance.env)
+            if i >= 0:
+                samples.append(ms)
+    status = instance.status()
+    ingest = status.latency_ms.get("ingest")
+    base, hooked = summary(base_ms), summary(hook_ms)
+    return {
+        "runs": runs,
+        "warmup": warmup,
+        "payload_bytes": len(payload),
+        "python": hook[0],
+        "hook_command": shlex.join(hook),
+        "baseline_ms": base,
+        "hook_ms": hooked,
+        "ratio_p50": hooked["p50"] / base["p50"],
+        "ratio_p95": hooked["p95"] / base["p95"],
+        "daemon_ingest_ms": {"count": ingest.count, "p50": ingest.p50, "p95": ingest.p95, "p99": ingest.p99}
+        if ingest
+        else None,
+        "events_sent": runs + warmup,
+        "events_stored": status.events,
+        "rejected": status.rejected,
+        "spooled": len(instance.spooled()),
+    }
+
+
+def report(r: dict[str, object]) -> str:
+    base, hooked, daemon = r["baseline_ms"], r["hook_ms"], r["daemon_ingest_ms"]
+    assert isinstance(base, dict) and isinstance(hooked, dict)
+    rows: list[list[object]] = [
+        ["`python -I -S -c pass`", base["p50"], base["p95"], base["p99"], base["mean"]],
+        ["hook (PostToolUse)", hooked["p50"], hooked["p95"], hooked["p99"], hooked["mean"]],
+        ["hook / baseline", r["ratio_p50"], r["ratio_p95"], "", ""],
+    ]
+    if isinstance(daemon, dict):
+        rows.append([f"daemon-side ingest (n={daemon['count']})", daemon["p50"], daemon["p95"], daemon["p99"], ""])
+    ok = r["events_stored"] == r["events_sent"] and r["spooled"] == 0 and r["rejected"] == 0
+    return "\n".join(
+        [
+            f"hook latency: {r['runs']} interleaved runs (+{r['warmup']} warm-up),"
+            f" {r['payload_bytes']}-byte payload, {r['python']}",
+            "",
+            markdown_table(["ms", "p50", "p95", "p99", "mean"], rows),
+            "",
+            f"p50 ratio {r['ratio_p50']:.2f} (target <= {TARGET_RATIO});"
+            f" events sent {r['events_sent']}, stored {r['events_stored']}, rejected {r['rejected']},"
+            f" spooled {r['spooled']}: {'OK' if ok else 'MISMATCH'}",
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=300, help="timed runs of each command (default 300)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs of each first (default 10)")
+    parser.add_argument("--size", type=int, default=2048, help="payload bytes (default 2048)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    with isolated_daemon() as instance:
+        result = measure(instance, args.runs, args.warmup, args.size)
+    print(json.dumps(result, indent=2) if args.json else report(result))
+    ok = result["events_stored"] == result["events_sent"] and result["spooled"] == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""Real instances for tests: a memd subprocess on a private XDG root, the real hook client.
+
+Paths are kept short (a ``/tmp/memd-t-*`` root) because Unix socket paths are
+limited to ~104 bytes and pytest's tmp_path can be longer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memd.protocol import Ping, Pong, Request, Status, StatusReport
+from memd_client import hook
+from memd_client.paths import Paths, resolve
+from memd_client.rpc import Client, DaemonUnavailable, R
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURES = SHARED / "fixtures" / "claude-code"
+HOOK_FILE = os.path.abspath(hook.__file__)
+PYTHON = os.path.abspath(sys.executable)
+
+
+def hook_fixtures() -> list[Path]:
+    files = sorted((FIXTURES / "hooks").glob("hook_*.json"))
+    assert files, f"shared fixtures missing: {FIXTURES}"  # CI has ../shared beside the checkout
+    return files
+
+
+class Instance:
+    """One isolated memd: its environment, paths, and (when started) its process."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.env = {
+            **os.environ,
+            "XDG_RUNTIME_DIR": f"{root}/run",
+            "XDG_DATA_HOME": f"{root}/data",
+            "XDG_STATE_HOME": f"{root}/state",
+            "XDG_CONFIG_HOME": f"{root}/config",
+        }
+        for var in ("MEMD_SOCKET", "MEMD_DATA_DIR", "MEMD_HOOK_TIMEOUT"):
+            self.env.pop(var, None)
+        os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
+        self.paths: Paths = resolve(env=self.env)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stderr_file = f"{root}/memd.stderr"
+
+    # --- daemon -------------------------------------------------------------------------
+
+    def start(self, *args: str, wait: bool = True) -> subprocess.Popen[bytes]:
+        # stderr to a file, not a pipe: a full pipe would block the daemon's logging.
+        with open(self.stderr_file, "ab") as stderr:
+            self.process = subprocess.Popen(
+                [PYTHON, "-m", "memd", *args], env=self.env, stdout=subprocess.DEVNULL, stderr=stderr
+            )
+        if wait:
+            self.wait_ready()
+        return self.process
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise AssertionError(f"memd exited early: {self.stderr()}")
+            try:
+                self.call(Ping(), Pong)
+                return
+            except DaemonUnavailable:
+                time.sleep(0.02)
+        raise AssertionError("memd did not answer in time")
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then wait; returns the exit status."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        finally:
+            self.process = None
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.process = None
+
+    def stderr(self) -> str:
+        with open(self.stderr_file, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def call(self, request: Request, expect: type[R]) -> R:
+        with Client(self.paths.socket, timeout=10.0) as client:
+            return client.call(request, expect)
+
+    def status(self) -> StatusReport:
+        return self.call(Status(), StatusReport)
+
+    # --- clients ------------------------------------------------------------------------
+
+    def hook(
+        self, event: str, stdin: bytes | None, timeout: float = 30.0, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run the real hook client as Claude Code does."""
+        return subprocess.run(
+            [PYTHON, "-I", "-S", HOOK_FILE, event],
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env={**self.env, **(env or {})},
+            timeout=timeout,
+        )
+
+    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PYTHON, "-m", "memd_client.memctl", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+        )
+
+    # --- direct looks at the files -------------------------------------------------------
+
+    def spooled(self) -> list[str]:
+        try:
+            return sorted(n for n in os.listdir(self.paths.spool_dir) if n.endswith(".frame"))
+        except FileNotFoundError:
+            return []
+
+    def query(self, sql: str, *args: object) -> list[tuple]:
+        conn = sqlite3.connect(f"file:{self.paths.database}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+
+    def wait_for(self, predicate, timeout: float = 30.0, interval: float = 0.05) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not met in time")
+            time.sleep(interval)
+
+
+@pytest.fixture
+def instance() -> Iterator[Instance]:
+    root = tempfile.mkdtemp(prefix="memd-t-", dir="/tmp")
+    inst = Instance(root)
+    try:
+        yield inst
+    finally:
+        if inst.process is not None:
+            inst.process.kill()
+            inst.process.wait()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(instance: Instance) -> Iterator[Instance]:
+    instance.start()
+    yield instance
+    if instance.process is not None:
+        assert instance.stop() == 0

@@ -1,0 +1,116 @@
+"""From envelopes to events: parsing, salvage, idempotency keys, generic summaries."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from memd.capture import InvalidPayload, prepare, project_root
+from memd.capture.prepare import salvage_fields
+from memd.protocol import Ingest
+
+from conftest import FIXTURES, hook_fixtures
+
+
+def envelope(payload: bytes, event: str = "", **kw: object) -> Ingest:
+    return Ingest(event=event, sent_at_ns=time.time_ns(), payload=payload, **kw)  # type: ignore[arg-type]
+
+
+def load(name: str) -> bytes:
+    return (FIXTURES / "hooks" / name).read_bytes()
+
+
+@pytest.mark.parametrize("path", hook_fixtures(), ids=lambda p: p.name)
+def test_every_real_payload_prepares(path) -> None:  # type: ignore[no-untyped-def]
+    raw = path.read_bytes()
+    event = prepare(envelope(raw, "Ignored"), time.time())
+    data = json.loads(raw)
+    assert event.kind == data["hook_event_name"]
+    assert event.session_id == data["session_id"]
+    assert event.cwd == data.get("cwd")
+    assert event.title.startswith(event.kind)
+    assert json.loads(event.payload) == data
+    assert event.size == len(raw)
+
+
+def test_event_name_from_argv_when_payload_lacks_it() -> None:
+    assert prepare(envelope(b'{"session_id":"s"}', "Stop"), 0).kind == "Stop"
+
+
+def test_pre_and_post_of_one_tool_call_are_distinct() -> None:
+    pre = prepare(envelope(load("hook_PreToolUse.json")), 0)
+    post = prepare(envelope(load("hook_PostToolUse.json")), 0)
+    assert json.loads(pre.payload)["tool_use_id"] == json.loads(post.payload)["tool_use_id"]
+    assert pre.idem_key != post.idem_key
+
+
+def test_repeated_hook_has_one_key_and_sibling_subagent_stops_differ() -> None:
+    raw = load("hook_SubagentStop.json")
+    assert prepare(envelope(raw), 0).idem_key == prepare(envelope(raw), 1).idem_key
+    sibling = json.loads(raw)
+    sibling["agent_id"] = "another-agent"
+    other = prepare(envelope(json.dumps(sibling).encode()), 0)
+    assert json.loads(raw)["prompt_id"] == sibling["prompt_id"]
+    assert other.idem_key != prepare(envelope(raw), 0).idem_key
+
+
+def test_tool_use_id_key_ignores_payload_differences() -> None:
+    raw = json.loads(load("hook_PostToolUse.json"))
+    again = {**raw, "duration_ms": 999}
+    first = prepare(envelope(json.dumps(raw).encode()), 0)
+    second = prepare(envelope(json.dumps(again).encode()), 0)
+    assert first.idem_key == second.idem_key
+
+
+@pytest.mark.parametrize("raw", [b"not json", b"[1, 2]", b'"text"', b"{", b"\xff\xfe"])
+def test_non_object_payloads_are_invalid(raw: bytes) -> None:
+    with pytest.raises(InvalidPayload):
+        prepare(envelope(raw, "PostToolUse"), 0)
+
+
+def test_truncated_payload_keeps_its_identifying_fields() -> None:
+    big = json.loads(load("hook_PostToolUse.json"))
+    big["tool_response"]["stdout"] = "x" * 100_000
+    raw = json.dumps(big, separators=(",", ":")).encode()
+    kept = raw[:5000] + raw[-3000:]  # what the hook client keeps: head and tail
+    event = prepare(envelope(kept, "PostToolUse", truncated=True, size=len(raw)), 0)
+    payload = json.loads(event.payload)
+    assert payload["session_id"] == big["session_id"]
+    assert payload["tool_use_id"] == big["tool_use_id"]
+    assert payload["memd_truncated"] == {"kept_bytes": 8000, "size": len(raw)}
+    assert event.truncated and event.size == len(raw) and event.tool == "Bash"
+
+
+def test_salvage_decodes_json_escapes() -> None:
+    assert salvage_fields(b'{"cwd":"/tmp/a \\"b\\" \\u00e9","tool_name":"Ed') == {"cwd": '/tmp/a "b" é'}
+
+
+def test_truncated_garbage_is_invalid() -> None:
+    with pytest.raises(InvalidPayload):
+        prepare(envelope(b"\x00" * 100, "PostToolUse", truncated=True, size=10**8), 0)
+
+
+def test_failures_are_important() -> None:
+    assert prepare(envelope(load("hook_PostToolUseFailure.json")), 0).importance == 3
+    assert prepare(envelope(load("hook_PostToolUse.json")), 0).importance == 2
+
+
+def test_identifiers_are_not_searchable_text() -> None:
+    event = prepare(envelope(load("hook_PostToolUse.json")), 0)
+    assert "8bbcceab" not in event.text and "toolu_" not in event.text
+    assert "echo hello" in event.text
+
+
+def test_project_root_is_the_git_top_level(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    (tmp_path / "plain").mkdir()
+    assert project_root(str(repo / "src" / "deep")) == str(repo.resolve())
+    assert project_root(str(tmp_path / "plain")) == str((tmp_path / "plain").resolve())
+    link = tmp_path / "link"
+    link.symlink_to(repo / "src")
+    assert project_root(str(link)) == str(repo.resolve())
+    assert project_root("/does/not/exist/anywhere") == "/does/not/exist/anywhere"

@@ -1,0 +1,191 @@
+"""The real hook client against a real daemon: events stored once, bad input harmless, spool."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import Instance, hook_fixtures
+
+from memd.protocol import History, Events
+
+DEADLINE = 10.0  # generous wall bound for one hook process on a loaded 2-core CI machine
+
+
+def payload(n: int, session: str = "sess-storm") -> bytes:
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": "/tmp/project-storm",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"echo {n}"},
+            "tool_response": {"stdout": str(n), "stderr": "", "interrupted": False},
+            "tool_use_id": f"toolu_storm_{n:06d}",
+        },
+        separators=(",", ":"),
+    ).encode() + b"\n"
+
+
+def stored_keys(inst: Instance) -> list[str]:
+    return [row[0] for row in inst.query("SELECT idem_key FROM events")]
+
+
+def test_every_fixture_is_stored_once_even_when_replayed(daemon: Instance) -> None:
+    files = hook_fixtures()
+    for _ in range(2):
+        for path in files:
+            data = json.loads(path.read_bytes())
+            result = daemon.hook(data["hook_event_name"], path.read_bytes())
+            assert result.returncode == 0, result.stderr
+            assert result.stdout == b""
+    assert daemon.spooled() == []
+    rows = daemon.query("SELECT kind, payload FROM events ORDER BY id")
+    assert len(rows) == len(files)
+    assert sorted(json.loads(p)["hook_event_name"] for _, p in rows) == sorted(
+        json.loads(f.read_bytes())["hook_event_name"] for f in files
+    )
+    assert daemon.status().events == len(files)
+
+
+def test_empty_stdin_exits_at_once_and_stores_nothing(daemon: Instance) -> None:
+    started = time.monotonic()
+    result = daemon.hook("PostToolUse", b"")
+    assert result.returncode == 0 and result.stdout == b""
+    assert time.monotonic() - started < DEADLINE
+    assert daemon.status().events == 0 and daemon.spooled() == []
+
+
+def test_stdin_never_closed_is_bounded(daemon: Instance) -> None:
+    import subprocess
+
+    from conftest import HOOK_FILE, PYTHON
+
+    r, w = os.pipe()
+    try:
+        os.write(w, b'{"session_id":"open","hook_event_name":"Stop","cwd":"/tmp"}\n')
+        started = time.monotonic()
+        result = subprocess.run(
+            [PYTHON, "-I", "-S", HOOK_FILE, "Stop"], stdin=r, capture_output=True, env=daemon.env, timeout=30
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        os.close(r)
+        os.close(w)
+    assert result.returncode == 0
+    assert elapsed < DEADLINE
+    assert daemon.status().events == 1
+
+
+def test_invalid_json_is_refused_recorded_and_not_spooled(daemon: Instance) -> None:
+    result = daemon.hook("PostToolUse", b"{this is not json\n")
+    assert result.returncode == 0 and result.stdout == b""
+    assert b"not a JSON object" in result.stderr
+    status = daemon.status()
+    assert (status.events, status.rejected, status.spool_backlog) == (0, 1, 0)
+    assert daemon.query("SELECT event, reason LIKE '%JSON%' FROM rejections") == [("PostToolUse", 1)]
+
+
+def test_twenty_megabyte_payload_is_kept_as_a_truncated_event(daemon: Instance) -> None:
+    big = json.loads(payload(1))
+    big["tool_response"]["stdout"] = "y" * (20 * 1024 * 1024)
+    raw = json.dumps(big, separators=(",", ":")).encode() + b"\n"
+    started = time.monotonic()
+    result = daemon.hook("PostToolUse", raw)
+    assert result.returncode == 0
+    assert time.monotonic() - started < DEADLINE
+    (row,) = daemon.query("SELECT size, truncated, payload, tool FROM events")
+    size, truncated, stored, tool = row
+    assert (size, truncated, tool) == (len(raw), 1, "Bash")
+    assert json.loads(stored)["tool_use_id"] == "toolu_storm_000001"
+    assert daemon.call(History(), Events).events[0].size == len(raw)  # daemon unharmed
+
+
+def test_concurrent_hook_clients_store_every_event_once(daemon: Instance) -> None:
+    clients, per_client = 32, 100
+    total = clients * per_client
+
+    def client(c: int) -> None:
+        for i in range(per_client):
+            assert daemon.hook("PostToolUse", payload(c * per_client + i)).returncode == 0
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+    # Hooks that timed out under load spooled their frame; the daemon drains it.
+    daemon.wait_for(lambda: not daemon.spooled(), timeout=60)
+    keys = stored_keys(daemon)
+    assert len(keys) == len(set(keys)) == total
+    assert daemon.query("SELECT events FROM sessions") == [(total,)]
+
+
+def test_daemon_down_hook_spools_fast_then_start_drains(instance: Instance) -> None:
+    started = time.monotonic()
+    for n in range(5):
+        assert instance.hook("PostToolUse", payload(n)).returncode == 0
+    assert time.monotonic() - started < 5 * DEADLINE
+    spooled = instance.spooled()
+    assert len(spooled) == 5
+    spool_dir = instance.paths.spool_dir
+    assert stat.S_IMODE(os.stat(spool_dir).st_mode) == 0o700
+    assert {stat.S_IMODE(os.stat(os.path.join(spool_dir, f)).st_mode) for f in spooled} == {0o600}
+
+    instance.start()
+    instance.wait_for(lambda: not instance.spooled())
+    assert sorted(stored_keys(instance)) == sorted(f"PostToolUse:sess-storm:tool:toolu_storm_{n:06d}" for n in range(5))
+    assert instance.stop() == 0
+
+
+def test_kill_9_in_a_storm_loses_nothing(instance: Instance) -> None:
+    instance.start()
+    total, killed_at = 600, 200
+    sent = 0
+
+    def send(n: int) -> None:
+        assert instance.hook("PostToolUse", payload(n)).returncode == 0
+
+    with ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(send, n) for n in range(killed_at)]
+        while sum(f.done() for f in futures) < killed_at // 2:
+            time.sleep(0.01)
+        instance.kill()  # mid-storm: some in flight, some acknowledged, some not yet sent
+        futures += [pool.submit(send, n) for n in range(killed_at, total)]
+        for f in futures:
+            f.result()
+            sent += 1
+    assert sent == total
+    instance.start()
+    instance.wait_for(lambda: not instance.spooled(), timeout=60)
+    keys = stored_keys(instance)
+    assert len(keys) == len(set(keys)) == total
+    assert instance.stop() == 0
+
+
+def test_corrupt_and_stale_spool_files_do_not_block_the_drain(instance: Instance) -> None:
+    assert instance.hook("PostToolUse", payload(1)).returncode == 0
+    spool_dir = instance.paths.spool_dir
+    with open(os.path.join(spool_dir, "00000000000000000001-1-bad.frame"), "wb") as f:
+        f.write(b"\x00\x00\x00\x10garbage")
+    stale = os.path.join(spool_dir, ".tmp-abandoned")
+    with open(stale, "wb") as f:
+        f.write(b"partial")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    instance.start()
+    instance.wait_for(lambda: not instance.spooled())
+    assert instance.status().events == 1
+    assert instance.status().rejected == 1
+    assert not os.path.exists(stale)
+    assert instance.stop() == 0
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit"])
+def test_context_events_print_nothing_without_context(daemon: Instance, event: str) -> None:
+    name = f"hook_{event}.json"
+    (path,) = [p for p in hook_fixtures() if p.name == name]
+    result = daemon.hook(event, path.read_bytes())
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert daemon.status().events == 1
