@@ -6,12 +6,11 @@ import json
 import time
 
 import pytest
+from conftest import FIXTURES, hook_fixtures
 
 from memd.capture import InvalidPayload, prepare, project_root
 from memd.capture.prepare import salvage_fields
 from memd.protocol import Ingest
-
-from conftest import FIXTURES, hook_fixtures
 
 
 def envelope(payload: bytes, event: str = "", **kw: object) -> Ingest:

@@ -139,9 +139,7 @@ def test_socket_and_directories_are_private(daemon: Instance) -> None:
 
 
 def test_a_second_daemon_refuses_to_start(daemon: Instance) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "memd"], env=daemon.env, capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, "-m", "memd"], env=daemon.env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "already running" in result.stderr and str(daemon.process.pid) in result.stderr  # type: ignore[union-attr]
     assert_serving(daemon)

@@ -11,25 +11,28 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import Instance, hook_fixtures
 
-from memd.protocol import History, Events
+from memd.protocol import Events, History
 
 DEADLINE = 10.0  # generous wall bound for one hook process on a loaded 2-core CI machine
 
 
 def payload(n: int, session: str = "sess-storm") -> bytes:
-    return json.dumps(
-        {
-            "session_id": session,
-            "transcript_path": "/tmp/t.jsonl",
-            "cwd": "/tmp/project-storm",
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": f"echo {n}"},
-            "tool_response": {"stdout": str(n), "stderr": "", "interrupted": False},
-            "tool_use_id": f"toolu_storm_{n:06d}",
-        },
-        separators=(",", ":"),
-    ).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "session_id": session,
+                "transcript_path": "/tmp/t.jsonl",
+                "cwd": "/tmp/project-storm",
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": f"echo {n}"},
+                "tool_response": {"stdout": str(n), "stderr": "", "interrupted": False},
+                "tool_use_id": f"toolu_storm_{n:06d}",
+            },
+            separators=(",", ":"),
+        ).encode()
+        + b"\n"
+    )
 
 
 def stored_keys(inst: Instance) -> list[str]:

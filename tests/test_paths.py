@@ -6,7 +6,13 @@ from memd_client.paths import resolve
 
 
 def test_xdg_layout() -> None:
-    env = {"HOME": "/h", "XDG_RUNTIME_DIR": "/r", "XDG_DATA_HOME": "/d", "XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"}
+    env = {
+        "HOME": "/h",
+        "XDG_RUNTIME_DIR": "/r",
+        "XDG_DATA_HOME": "/d",
+        "XDG_STATE_HOME": "/s",
+        "XDG_CONFIG_HOME": "/c",
+    }
     p = resolve(env=env)
     assert p.socket == "/r/memd/memd.sock"
     assert p.database == "/d/memd/memd.sqlite3"

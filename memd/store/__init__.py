@@ -56,9 +56,11 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
     write_conn = await _connect(path, busy_timeout_ms)
     try:
         read_conn = await _connect(path, busy_timeout_ms)
+        writer = Writer(write_conn, batch_max)
         try:
-            yield Store(path, Writer(write_conn, batch_max), read_conn)
+            yield Store(path, writer, read_conn)
         finally:
+            writer.release()
             await read_conn.close()
     finally:
         await write_conn.close()

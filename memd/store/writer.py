@@ -94,6 +94,11 @@ class Writer:
         """No more submissions; ``run`` commits what is queued, then returns."""
         self._send.close()
 
+    def release(self) -> None:
+        """Drop the queue for good (after ``run`` returned, or if it never ran)."""
+        self._send.close()
+        self._receive.close()
+
     async def run(self) -> None:
         async with self._receive:
             async for first in self._receive:

@@ -1,0 +1,23 @@
+"""The code base stays ruff-clean: checked by the same command that runs the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_ruff_check() -> None:
+    result = ruff("check", ".")
+    assert result.returncode == 0, result.stdout
+
+
+def test_ruff_format() -> None:
+    result = ruff("format", "--check", ".")
+    assert result.returncode == 0, result.stdout

@@ -1,0 +1,90 @@
+"""memctl as a user runs it: human output, --json with stable keys, clear errors."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+
+from conftest import Instance, hook_fixtures
+
+
+def test_not_running_is_one_clear_line_and_exit_1(instance: Instance) -> None:
+    for command in (["ping"], ["history"], ["search", "x"]):
+        result = instance.memctl(*command)
+        assert result.returncode == 1
+        assert result.stderr.count("\n") == 1
+        assert "memctl daemon start" in result.stderr
+
+
+def test_status_works_with_the_daemon_down(instance: Instance) -> None:
+    assert instance.hook("Stop", b'{"session_id":"s","hook_event_name":"Stop"}\n').returncode == 0
+    result = instance.memctl("status", "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["running"] is False
+    assert data["spool_backlog"] == 1
+    assert data["socket"] == instance.paths.socket
+    assert "memctl daemon start" in instance.memctl("status").stdout
+
+
+def test_daemon_start_status_and_stop(instance: Instance) -> None:
+    started = instance.memctl("daemon", "start")
+    assert started.returncode == 0, started.stderr
+    assert "memd started" in started.stdout
+    assert "already running" in instance.memctl("daemon", "start").stdout
+    for path in hook_fixtures():
+        instance.hook("X", path.read_bytes())
+    data = json.loads(instance.memctl("status", "--json").stdout)
+    assert data["running"] is True
+    assert {"version", "events", "spool_backlog", "sessions", "latency_ms"} <= data.keys()
+    assert data["events"] == len(hook_fixtures())
+    assert data["latency_ms"]["ingest"]["count"] == len(hook_fixtures())
+    human = instance.memctl("status").stdout
+    assert f"events:        {data['events']} in" in human
+    stopped = instance.memctl("daemon", "stop")
+    assert (stopped.returncode, stopped.stdout.strip()) == (0, "memd stopped")
+    assert instance.memctl("daemon", "stop").stdout.strip() == "memd is not running"
+
+
+def test_daemon_start_reports_why_it_failed(instance: Instance) -> None:
+    import os
+
+    os.makedirs(os.path.dirname(instance.paths.config_file))
+    with open(instance.paths.config_file, "w") as f:
+        f.write("[daemon]\nlog_level = 'loud'\n")
+    result = instance.memctl("daemon", "start")
+    assert result.returncode == 1
+    assert "log_level" in result.stderr
+
+
+def test_history_and_search(daemon: Instance) -> None:
+    for path in hook_fixtures():
+        daemon.hook("X", path.read_bytes())
+    history = json.loads(daemon.memctl("history", "--limit", "3", "--json").stdout)["events"]
+    assert [e["id"] for e in history] == sorted(e["id"] for e in history)
+    assert len(history) == 3
+    session = "8bbcceab-0b3e-4e24-98c9-ec146b1ca8c6"
+    per_session = json.loads(daemon.memctl("history", "--session", session, "--limit", "100", "--json").stdout)
+    assert per_session["events"] and {e["session_id"] for e in per_session["events"]} == {session}
+
+    found = json.loads(daemon.memctl("search", "echo hello", "--json").stdout)
+    assert found["query"] == "echo hello"
+    top = found["results"][0]
+    assert {"id", "kind", "title", "snippet", "score"} <= top.keys()
+    assert top["kind"] in ("PostToolUse", "PreToolUse") and "[echo]" in top["snippet"]
+    assert "#" in daemon.memctl("search", "echo hello").stdout
+    assert "no matches" in daemon.memctl("search", "zebra-unicorn").stdout
+
+
+def test_hook_command_runs_the_hook(daemon: Instance) -> None:
+    result = daemon.memctl("hook-command", "PostToolUse")
+    assert result.returncode == 0
+    argv = shlex.split(result.stdout)
+    assert argv[1:3] == ["-I", "-S"] and argv[0].startswith("/") and argv[-1] == "PostToolUse"
+    (fixture,) = [p for p in hook_fixtures() if p.name == "hook_PostToolUse.json"]
+    ran = subprocess.run(result.stdout, shell=True, input=fixture.read_bytes(), env=daemon.env, timeout=30)
+    assert ran.returncode == 0
+    assert daemon.status().events == 1
+    bad = daemon.memctl("hook-command", "PostToolUze")
+    assert bad.returncode == 2 and "PostToolUse" in bad.stderr

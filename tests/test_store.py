@@ -1,0 +1,78 @@
+"""The store on real SQLite: migrations, group commit, dedup, and a full disk."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import anyio
+import pytest
+
+from memd.capture import NewEvent
+from memd.store import StoreError, open_store
+from memd.store.schema import MIGRATIONS, pending
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # aiosqlite is asyncio-only
+
+
+def event(n: int, key: str | None = None, text: str = "x") -> NewEvent:
+    return NewEvent(
+        idem_key=key or f"k{n}", kind="PostToolUse", session_id="s", cwd="/p", tool="Bash", title=f"t{n}",
+        text=text, payload="{}", importance=2, client_ts=time.time(), received_at=time.time(), size=2,
+        truncated=False,
+    )  # fmt: skip
+
+
+async def test_concurrent_submits_share_transactions_and_dedupe(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async with open_store(str(tmp_path / "db.sqlite3")) as store, anyio.create_task_group() as tg:
+        tg.start_soon(store.writer.run)
+        results = {}
+
+        async def submit(n: int, key: str) -> None:
+            results[n] = await store.writer.submit(event(n, key), "/p")
+
+        async with anyio.create_task_group() as clients:
+            for n in range(200):
+                clients.start_soon(submit, n, f"k{n % 150}")  # 50 repeats of earlier keys
+        store.writer.close()
+    ids = {r.event_id for r in results.values()}
+    assert len(ids) == 150
+    assert sum(r.duplicate for r in results.values()) == 50
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    assert conn.execute("SELECT count(*), count(DISTINCT idem_key) FROM events").fetchone() == (150, 150)
+    assert conn.execute("SELECT events FROM sessions").fetchone() == (150,)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE events SET title = 'changed'")
+
+
+async def test_migrations_are_recorded_and_idempotent(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "db.sqlite3")
+    for _ in range(2):
+        async with open_store(path):
+            pass
+    conn = sqlite3.connect(path)
+    assert pending(conn) == []
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [m.version for m in MIGRATIONS]
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_a_full_disk_fails_the_batch_and_the_writer_keeps_going(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "db.sqlite3")
+    async with open_store(path) as store, anyio.create_task_group() as tg:
+        tg.start_soon(store.writer.run)
+        await store.writer.submit(event(0), "/p")
+        # SQLite's page cap produces the real SQLITE_FULL error of a full disk.
+        pages = (await (await store.writer._conn.execute("PRAGMA page_count")).fetchone())[0]
+        await store.writer._conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(StoreError, match="full"):
+            await store.writer.submit(event(1, text="z" * 200_000), "/p")
+        await store.writer._conn.execute("PRAGMA max_page_count = 1000000")
+        assert (await store.writer.submit(event(2), "/p")).duplicate is False
+        store.writer.close()
+    conn = sqlite3.connect(path)
+    assert [r[0] for r in conn.execute("SELECT idem_key FROM events ORDER BY id")] == ["k0", "k2"]
