@@ -246,7 +246,7 @@ def run(argv: list[str]) -> None:
     event = argv[1] if len(argv) > 1 else ""
     socket_flag = argv[argv.index("--socket") + 1] if "--socket" in argv[:-1] else None
     payload, size = read_stdin()
-    if not payload.strip():
+    if not payload or payload.isspace():
         return  # Claude Code sometimes sends nothing: there is no event to keep.
     frame = ingest_frame(event, payload, size, truncated=size > len(payload))
     where = paths.resolve(socket=socket_flag)

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from memd import __version__
+from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
     PROTOCOL_VERSION,
@@ -223,7 +224,7 @@ def cmd_daemon_stop(args: argparse.Namespace) -> int:
         return 0
     deadline = time.monotonic() + STOP_TIMEOUT
     while time.monotonic() < deadline:
-        if not os.path.exists(args.paths.socket) and _ping(args.paths.socket) is None:
+        if not is_locked(args.paths.lock_file):  # released only when the process has exited
             _emit(args, {"stopped": True}, "memd stopped")
             return 0
         time.sleep(0.05)

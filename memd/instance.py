@@ -19,7 +19,7 @@ from memd_client.paths import Paths
 
 from . import __version__
 
-__all__ = ["AlreadyRunning", "InstanceLock", "holder", "prepare_private_dir"]
+__all__ = ["AlreadyRunning", "InstanceLock", "holder", "is_locked", "prepare_private_dir"]
 
 
 class AlreadyRunning(Exception):
@@ -53,16 +53,19 @@ def holder(lock_file: str) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+def is_locked(lock_file: str) -> bool:
+    """Whether a live daemon holds ``lock_file`` (the kernel frees it when the holder exits)."""
+    try:
+        fd = os.open(lock_file, os.O_RDONLY)
+    except FileNotFoundError:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
-    return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _take(lock_file: str, record: dict[str, object], what: str) -> int:
