@@ -60,25 +60,23 @@ class Instance:
 def isolated_daemon(python: str = sys.executable) -> Iterator[Instance]:
     """Run ``python -m memd`` on fresh XDG directories; stop it and delete them afterwards."""
     root = tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
-    for var, name in (
-        ("XDG_RUNTIME_DIR", "run"),
-        ("XDG_DATA_HOME", "data"),
-        ("XDG_STATE_HOME", "state"),
-        ("XDG_CONFIG_HOME", "config"),
-    ):
-        env[var] = os.path.join(root, name)
-        os.makedirs(env[var], mode=0o700)
-    paths = resolve(env=env)
-    # No periodic spool drain: a frame the hook client spooled stays there to be counted.
-    os.makedirs(os.path.dirname(paths.config_file))
-    Path(paths.config_file).write_text("[daemon]\nspool_drain_interval = 86400.0\n")
     proc: subprocess.Popen[bytes] | None = None
     try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
+        for var, name in (
+            ("XDG_RUNTIME_DIR", "run"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_CONFIG_HOME", "config"),
+        ):
+            env[var] = os.path.join(root, name)
+            os.makedirs(env[var], mode=0o700)
+        paths = resolve(env=env)
+        # No periodic spool drain: a frame the hook client spooled stays there to be counted.
+        os.makedirs(os.path.dirname(paths.config_file))
+        Path(paths.config_file).write_text("[daemon]\nspool_drain_interval = 86400.0\n")
         with open(os.path.join(root, "daemon.out"), "wb") as out:
-            proc = subprocess.Popen(
-                [python, "-m", "memd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-            )
+            proc = subprocess.Popen([python, "-m", "memd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         instance = Instance(root, env, paths, proc)
         _wait_ready(instance)
         yield instance

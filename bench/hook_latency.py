@@ -11,6 +11,7 @@ event reached the database and none was spooled.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -25,6 +26,28 @@ from memd_client.memctl import hook_command
 TARGET_RATIO = 1.4
 
 
+@dataclasses.dataclass
+class Result:
+    runs: int
+    warmup: int
+    payload_bytes: int
+    hook_command: str
+    baseline_command: str
+    baseline_ms: dict[str, float]
+    hook_ms: dict[str, float]
+    ratio_p50: float
+    ratio_p95: float
+    daemon_ingest_ms: dict[str, float]
+    events_sent: int
+    events_stored: int
+    rejected: int
+    spooled: int
+
+    @property
+    def ok(self) -> bool:
+        return self.events_stored == self.events_sent and self.rejected == 0 and self.spooled == 0
+
+
 def timed_run(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
     """Milliseconds from spawn to exit."""
     started = time.perf_counter()
@@ -32,64 +55,63 @@ def timed_run(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def measure(instance: Instance, runs: int, warmup: int, size: int) -> dict[str, object]:
+def measure(instance: Instance, runs: int, warmup: int, size: int) -> Result:
     hook = shlex.split(hook_command("PostToolUse"))
-    baseline = [hook[0], "-I", "-S", "-c", "pass"]
+    baseline = [hook[0], "-I", "-S", "-c", "pass"]  # the same interpreter path as the hook
     make = payload_factory(size)
     token = uuid.uuid4().hex[:12]
     base_ms: list[float] = []
     hook_ms: list[float] = []
+    payload = b""
     for i in range(-warmup, runs):
         payload = make(f"toolu_bench_{token}_{i + warmup:06d}")
         pair = [(baseline, base_ms), (hook, hook_ms)]
-        for argv, samples in (pair if i % 2 else pair[::-1]):  # alternate which goes first
+        for argv, samples in pair if i % 2 else pair[::-1]:  # alternate which one goes first
             ms = timed_run(argv, payload, instance.env)
             if i >= 0:
                 samples.append(ms)
     status = instance.status()
     ingest = status.latency_ms.get("ingest")
     base, hooked = summary(base_ms), summary(hook_ms)
-    return {
-        "runs": runs,
-        "warmup": warmup,
-        "payload_bytes": len(payload),
-        "python": hook[0],
-        "hook_command": shlex.join(hook),
-        "baseline_ms": base,
-        "hook_ms": hooked,
-        "ratio_p50": hooked["p50"] / base["p50"],
-        "ratio_p95": hooked["p95"] / base["p95"],
-        "daemon_ingest_ms": {"count": ingest.count, "p50": ingest.p50, "p95": ingest.p95, "p99": ingest.p99}
+    return Result(
+        runs=runs,
+        warmup=warmup,
+        payload_bytes=len(payload),
+        hook_command=shlex.join(hook),
+        baseline_command=shlex.join(baseline),
+        baseline_ms=base,
+        hook_ms=hooked,
+        ratio_p50=hooked["p50"] / base["p50"],
+        ratio_p95=hooked["p95"] / base["p95"],
+        daemon_ingest_ms={"count": ingest.count, "p50": ingest.p50, "p95": ingest.p95, "p99": ingest.p99}
         if ingest
-        else None,
-        "events_sent": runs + warmup,
-        "events_stored": status.events,
-        "rejected": status.rejected,
-        "spooled": len(instance.spooled()),
-    }
+        else {},
+        events_sent=runs + warmup,
+        events_stored=status.events,
+        rejected=status.rejected,
+        spooled=len(instance.spooled()),
+    )
 
 
-def report(r: dict[str, object]) -> str:
-    base, hooked, daemon = r["baseline_ms"], r["hook_ms"], r["daemon_ingest_ms"]
-    assert isinstance(base, dict) and isinstance(hooked, dict)
+def report(r: Result) -> str:
+    base, hooked, daemon = r.baseline_ms, r.hook_ms, r.daemon_ingest_ms
     rows: list[list[object]] = [
         ["`python -I -S -c pass`", base["p50"], base["p95"], base["p99"], base["mean"]],
         ["hook (PostToolUse)", hooked["p50"], hooked["p95"], hooked["p99"], hooked["mean"]],
-        ["hook / baseline", r["ratio_p50"], r["ratio_p95"], "", ""],
+        ["hook / baseline", r.ratio_p50, r.ratio_p95, "", ""],
     ]
-    if isinstance(daemon, dict):
-        rows.append([f"daemon-side ingest (n={daemon['count']})", daemon["p50"], daemon["p95"], daemon["p99"], ""])
-    ok = r["events_stored"] == r["events_sent"] and r["spooled"] == 0 and r["rejected"] == 0
+    if daemon:
+        rows.append([f"daemon-side ingest (n={daemon['count']:.0f})", daemon["p50"], daemon["p95"], daemon["p99"], ""])
     return "\n".join(
         [
-            f"hook latency: {r['runs']} interleaved runs (+{r['warmup']} warm-up),"
-            f" {r['payload_bytes']}-byte payload, {r['python']}",
+            f"hook latency: {r.runs} interleaved runs of each (+{r.warmup} warm-up), {r.payload_bytes}-byte payload",
+            f"hook: `{r.hook_command}`",
             "",
             markdown_table(["ms", "p50", "p95", "p99", "mean"], rows),
             "",
-            f"p50 ratio {r['ratio_p50']:.2f} (target <= {TARGET_RATIO});"
-            f" events sent {r['events_sent']}, stored {r['events_stored']}, rejected {r['rejected']},"
-            f" spooled {r['spooled']}: {'OK' if ok else 'MISMATCH'}",
+            f"p50 ratio {r.ratio_p50:.2f} (target <= {TARGET_RATIO}); events sent {r.events_sent},"
+            f" stored {r.events_stored}, rejected {r.rejected}, spooled {r.spooled}:"
+            f" {'OK' if r.ok else 'MISMATCH'}",
         ]
     )
 
@@ -103,9 +125,11 @@ def main() -> int:
     args = parser.parse_args()
     with isolated_daemon() as instance:
         result = measure(instance, args.runs, args.warmup, args.size)
-    print(json.dumps(result, indent=2) if args.json else report(result))
-    ok = result["events_stored"] == result["events_sent"] and result["spooled"] == 0
-    return 0 if ok else 1
+    if args.json:
+        print(json.dumps({**dataclasses.asdict(result), "ok": result.ok}, indent=2))
+    else:
+        print(report(result))
+    return 0 if result.ok else 1
 
 
 if __name__ == "__main__":
