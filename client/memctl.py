@@ -38,11 +38,12 @@ from memd.protocol import (
     StatusReport,
 )
 
-from . import hook, paths
+from . import paths
 from .rpc import Client, DaemonError, DaemonUnavailable
 
 __all__ = ["main"]
 
+HOOK_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 NOT_RUNNING_FIX = "start it with `memctl daemon start` (or run `memd` in a terminal)"
@@ -233,7 +234,7 @@ def cmd_daemon_stop(args: argparse.Namespace) -> int:
 
 def hook_command(event: str, socket_flag: str | None = None) -> str:
     """The shell command Claude Code should run for ``event``."""
-    argv = [os.path.abspath(sys.executable), "-I", "-S", os.path.abspath(hook.__file__), event]
+    argv = [os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
     if socket_flag:
         argv += ["--socket", os.path.abspath(socket_flag)]
     return shlex.join(argv)

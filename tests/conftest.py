@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from memd.protocol import Ping, Pong, Request, Status, StatusReport
-from memd_client import hook
+from memd_client.memctl import HOOK_SCRIPT
 from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable, R
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FIXTURES = SHARED / "fixtures" / "claude-code"
-HOOK_FILE = os.path.abspath(hook.__file__)
+HOOK_FILE = HOOK_SCRIPT
 PYTHON = os.path.abspath(sys.executable)
 
 

@@ -26,7 +26,7 @@ from memd.protocol import (
     encode,
     encode_frame,
 )
-from memd_client import hook
+from memd_client import handoff as hook
 
 
 def frames_of(data: bytes, chunk: int) -> list[bytes]:
