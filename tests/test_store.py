@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from memd.capture import NewEvent
-from memd.store import StoreError, open_store
-from memd.store.schema import MIGRATIONS, pending
+from memd.store import StoreError, Writer, open_store
+from memd.store.schema import MIGRATIONS, migrate, pending
 
 pytestmark = pytest.mark.anyio
 
@@ -63,16 +63,20 @@ async def test_migrations_are_recorded_and_idempotent(tmp_path) -> None:  # type
 
 async def test_a_full_disk_fails_the_batch_and_the_writer_keeps_going(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = str(tmp_path / "db.sqlite3")
-    async with open_store(path) as store, anyio.create_task_group() as tg:
-        tg.start_soon(store.writer.run)
-        await store.writer.submit(event(0), "/p")
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    migrate(conn)
+    writer = Writer(conn)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        await writer.submit(event(0), "/p")
         # SQLite's page cap produces the real SQLITE_FULL error of a full disk.
-        pages = (await (await store.writer._conn.execute("PRAGMA page_count")).fetchone())[0]
-        await store.writer._conn.execute(f"PRAGMA max_page_count = {pages}")
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        conn.execute(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(StoreError, match="full"):
-            await store.writer.submit(event(1, text="z" * 200_000), "/p")
-        await store.writer._conn.execute("PRAGMA max_page_count = 1000000")
-        assert (await store.writer.submit(event(2), "/p")).duplicate is False
-        store.writer.close()
-    conn = sqlite3.connect(path)
+            await writer.submit(event(1, text="z" * 200_000), "/p")
+        conn.execute("PRAGMA max_page_count = 1000000")
+        assert (await writer.submit(event(2), "/p")).duplicate is False
+        writer.close()
+    writer.release()
     assert [r[0] for r in conn.execute("SELECT idem_key FROM events ORDER BY id")] == ["k0", "k2"]
+    conn.close()

@@ -29,10 +29,13 @@ class Store:
         self.reader = reader
 
 
-async def _connect(path: str, busy_timeout_ms: int) -> aiosqlite.Connection:
-    conn = await aiosqlite.connect(path, isolation_level=None)
+def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
+    # Used from one worker thread at a time (the Writer's limiter), hence check_same_thread.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
     for pragma in _pragmas(busy_timeout_ms):
-        await conn.execute(pragma)
+        conn.execute(pragma)
+    conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Writer checkpoints between batches
     return conn
 
 
@@ -44,23 +47,18 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
     when done; the connections close when the context exits.
     """
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    setup = sqlite3.connect(path, isolation_level=None)
+    write_conn = _connect_writer(path, busy_timeout_ms)
     try:
-        setup.execute("PRAGMA journal_mode = WAL")
-        for pragma in _pragmas(busy_timeout_ms):
-            setup.execute(pragma)
-        migrate(setup)
-    finally:
-        setup.close()
-    os.chmod(path, 0o600)
-    write_conn = await _connect(path, busy_timeout_ms)
-    try:
-        read_conn = await _connect(path, busy_timeout_ms)
+        migrate(write_conn)
+        os.chmod(path, 0o600)
+        read_conn = await aiosqlite.connect(path, isolation_level=None)
         writer = Writer(write_conn, batch_max)
         try:
+            for pragma in _pragmas(busy_timeout_ms):
+                await read_conn.execute(pragma)
             yield Store(path, writer, read_conn)
         finally:
             writer.release()
             await read_conn.close()
     finally:
-        await write_conn.close()
+        write_conn.close()
