@@ -30,7 +30,7 @@ class Store:
 
 
 def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
-    # Used from one worker thread at a time (the Writer's limiter), hence check_same_thread.
+    # Used from one worker thread at a time (a Writer's limiter), hence check_same_thread.
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode = WAL")
     for pragma in _pragmas(busy_timeout_ms):
@@ -48,11 +48,12 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
     """
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     write_conn = _connect_writer(path, busy_timeout_ms)
+    checkpointer = _connect_writer(path, busy_timeout_ms)
     try:
         migrate(write_conn)
         os.chmod(path, 0o600)
         read_conn = await aiosqlite.connect(path, isolation_level=None)
-        writer = Writer(write_conn, batch_max)
+        writer = Writer(write_conn, checkpointer, batch_max)
         try:
             for pragma in _pragmas(busy_timeout_ms):
                 await read_conn.execute(pragma)
@@ -61,4 +62,5 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
             writer.release()
             await read_conn.close()
     finally:
+        checkpointer.close()
         write_conn.close()
