@@ -192,3 +192,27 @@ def test_context_events_print_nothing_without_context(daemon: Instance, event: s
     result = daemon.hook(event, path.read_bytes())
     assert (result.returncode, result.stdout) == (0, b"")
     assert daemon.status().events == 1
+
+
+def test_sigterm_in_a_storm_exits_zero_and_loses_nothing(instance: Instance) -> None:
+    instance.start()
+    total = 300
+
+    def send(n: int) -> None:
+        assert instance.hook("PostToolUse", payload(n)).returncode == 0
+
+    with ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(send, n) for n in range(total)]
+        while sum(f.done() for f in futures) < total // 3:
+            time.sleep(0.01)
+        assert instance.stop() == 0  # graceful: in-flight requests finish, the writer flushes
+        for f in futures:
+            f.result()
+    acknowledged = len(stored_keys(instance))
+    assert acknowledged >= total // 3
+    assert acknowledged + len(instance.spooled()) >= total  # the rest waits in the spool
+    instance.start()
+    instance.wait_for(lambda: not instance.spooled(), timeout=60)
+    keys = stored_keys(instance)
+    assert len(keys) == len(set(keys)) == total
+    assert instance.stop() == 0

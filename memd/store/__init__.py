@@ -15,6 +15,10 @@ from .writer import Committed, StoreError, Writer
 __all__ = ["Committed", "Store", "StoreError", "Writer", "open_store"]
 
 
+WAL_SIZE_LIMIT = 32 * 1024 * 1024
+"""Bytes the WAL file is trimmed to when it restarts."""
+
+
 def _pragmas(busy_timeout_ms: int) -> list[str]:
     """Per-connection settings (journal_mode=WAL is stored in the file, set once)."""
     return [f"PRAGMA busy_timeout = {int(busy_timeout_ms)}", "PRAGMA synchronous = NORMAL"]
@@ -30,12 +34,13 @@ class Store:
 
 
 def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
-    # Used from one worker thread at a time (a Writer's limiter), hence check_same_thread.
+    # Used from one worker thread at a time (the Writer's limiter), hence check_same_thread.
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode = WAL")
     for pragma in _pragmas(busy_timeout_ms):
         conn.execute(pragma)
-    conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Writer checkpoints between batches
+    conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Writer checkpoints when idle
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
     return conn
 
 
@@ -48,12 +53,11 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
     """
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     write_conn = _connect_writer(path, busy_timeout_ms)
-    checkpointer = _connect_writer(path, busy_timeout_ms)
     try:
         migrate(write_conn)
         os.chmod(path, 0o600)
         read_conn = await aiosqlite.connect(path, isolation_level=None)
-        writer = Writer(write_conn, checkpointer, batch_max)
+        writer = Writer(write_conn, batch_max)
         try:
             for pragma in _pragmas(busy_timeout_ms):
                 await read_conn.execute(pragma)
@@ -62,5 +66,4 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
             writer.release()
             await read_conn.close()
     finally:
-        checkpointer.close()
         write_conn.close()

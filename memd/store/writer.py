@@ -9,10 +9,15 @@ back the last transactions).
 
 The batch itself is plain synchronous SQL (``write_batch``) run in a worker thread
 in one hop: awaiting each statement through aiosqlite cost ~8 thread round trips per
-commit and doubled the ingest latency.  WAL checkpoints (``checkpoint``) run on a
-connection and thread of their own, concurrently with the next batches (WAL allows
-it), so no acknowledgement waits on a checkpoint: SQLite's automatic one used to add
-~5 ms to every ~60th commit.
+commit and doubled the ingest latency.
+
+WAL checkpoints: SQLite's automatic one runs inside a commit and added ~5 ms to
+every ~60th acknowledgement, so it is off.  The writer checkpoints in its own thread
+once no request has come for ``CHECKPOINT_IDLE`` seconds (hooks arrive in bursts with
+gaps), and after ``CHECKPOINT_FORCED`` commits under sustained load.  Running it on
+the writer's thread matters: only a checkpoint that no commit races can catch up with
+the log, which lets the next commit restart the WAL from its beginning (and
+``journal_size_limit`` trims the file); concurrent checkpoints let it grow without end.
 
 If a commit fails (disk full, database locked past ``busy_timeout``), every caller
 in the batch gets a ``StoreError`` and nothing of the batch is kept; the daemon
@@ -38,8 +43,10 @@ __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
 
-CHECKPOINT_EVERY = 50
-"""Commits after which the writer starts a background WAL checkpoint."""
+CHECKPOINT_IDLE = 0.05
+"""Seconds without a request after which the writer checkpoints the WAL."""
+CHECKPOINT_FORCED = 200
+"""Commits after which the writer checkpoints even under sustained load."""
 
 
 class StoreError(Exception):
@@ -131,9 +138,13 @@ def write_batch(
     return results
 
 
-def checkpoint(conn: sqlite3.Connection) -> None:
-    """Move the WAL into the database without waiting on readers (PASSIVE)."""
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+def checkpoint(conn: sqlite3.Connection) -> bool:
+    """Move the WAL into the database without waiting on anyone (PASSIVE).
+
+    True when the whole log was copied, so that the next commit restarts the WAL.
+    """
+    _busy, log_frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return log_frames == copied
 
 
 class Writer:
@@ -142,12 +153,10 @@ class Writer:
     The connection is used only from ``run``'s worker thread calls, one at a time.
     """
 
-    def __init__(self, conn: sqlite3.Connection, checkpointer: sqlite3.Connection, batch_max: int = 256) -> None:
+    def __init__(self, conn: sqlite3.Connection, batch_max: int = 256) -> None:
         self._conn = conn
-        self._checkpointer = checkpointer
         self._batch_max = batch_max
         self._thread = anyio.CapacityLimiter(1)
-        self._checkpoint_thread = anyio.CapacityLimiter(1)
         self._send, self._receive = anyio.create_memory_object_stream[_Job | Rejection](math.inf)
         self._commits = 0  # since the last checkpoint
 
@@ -181,8 +190,17 @@ class Writer:
         self._receive.close()
 
     async def run(self) -> None:
-        async with anyio.create_task_group() as background, self._receive:
-            async for first in self._receive:
+        async with self._receive:
+            while True:
+                first = None
+                with anyio.move_on_after(CHECKPOINT_IDLE if self._commits else math.inf):
+                    try:
+                        first = await self._receive.receive()
+                    except anyio.EndOfStream:
+                        break
+                if first is None:
+                    await self._checkpoint()
+                    continue
                 batch = [first]
                 while len(batch) < self._batch_max:
                     try:
@@ -193,17 +211,22 @@ class Writer:
                 # transaction would leave callers waiting on a result that never comes.
                 with anyio.CancelScope(shield=True):
                     await self._commit(batch)
-                if self._commits >= CHECKPOINT_EVERY and not self._checkpoint_thread.borrowed_tokens:
-                    self._commits = 0
-                    background.start_soon(self._checkpoint)
+                    if self._commits >= CHECKPOINT_FORCED:
+                        await self._checkpoint()
         with anyio.CancelScope(shield=True):
             await self._checkpoint()
 
     async def _checkpoint(self) -> None:
         try:
-            await anyio.to_thread.run_sync(checkpoint, self._checkpointer, limiter=self._checkpoint_thread)
+            complete = await self._in_thread(checkpoint, self._conn)
         except sqlite3.Error as exc:
             log.warning("checkpoint_failed", error=str(exc))
+            complete = False
+        # An incomplete one (a reader holds old pages) is retried at the next idle moment,
+        # not in a loop: reset the count either way.
+        self._commits = 0
+        if not complete:
+            log.debug("checkpoint_incomplete")
 
     async def _in_thread(self, fn: Callable[..., T], *args: object) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._thread)
