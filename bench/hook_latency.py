@@ -109,9 +109,10 @@ def report(r: Result) -> str:
             "",
             markdown_table(["ms", "p50", "p95", "p99", "mean"], rows),
             "",
-            f"p50 ratio {r.ratio_p50:.2f} (target <= {TARGET_RATIO}); events sent {r.events_sent},"
+            f"p50 ratio {r.ratio_p50:.2f} (target <= {TARGET_RATIO}:"
+            f" {'met' if r.ratio_p50 <= TARGET_RATIO else 'MISSED'}); events sent {r.events_sent},"
             f" stored {r.events_stored}, rejected {r.rejected}, spooled {r.spooled}:"
-            f" {'OK' if r.ok else 'MISMATCH'}",
+            f" {'all stored' if r.ok else 'MISMATCH'}",
         ]
     )
 
