@@ -14,12 +14,12 @@ __all__ = ["counts", "fts_query", "history", "search"]
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression for free text: every word must match, each quoted.
+def fts_query(text: str, operator: str = "AND") -> str:
+    """An FTS5 MATCH expression for free text: its words joined by ``operator``, each quoted.
 
     Quoting makes FTS5 operators in user text (``AND``, ``-``, ``"``, ``*``) plain words.
     """
-    return " ".join(f'"{token}"' for token in _TOKEN.findall(text))
+    return f" {operator} ".join(f'"{token}"' for token in _TOKEN.findall(text))
 
 
 async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
@@ -64,8 +64,17 @@ async def history(conn: aiosqlite.Connection, session: str | None, limit: int) -
 
 
 async def search(conn: aiosqlite.Connection, query: str, limit: int) -> list[Hit]:
-    """Keyword search, best match first; ``score`` is the negated BM25 (higher is better)."""
-    match = fts_query(query)
+    """Keyword search, best match first; ``score`` is the negated BM25 (higher is better).
+
+    Events with every word come first; only when none has them all does any word do.
+    """
+    hits = await _match(conn, fts_query(query, "AND"), limit)
+    if not hits and len(_TOKEN.findall(query)) > 1:
+        hits = await _match(conn, fts_query(query, "OR"), limit)
+    return hits
+
+
+async def _match(conn: aiosqlite.Connection, match: str, limit: int) -> list[Hit]:
     if not match:
         return []
     rows = await conn.execute_fetchall(
