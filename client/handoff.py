@@ -265,18 +265,18 @@ def run(argv: list[str]) -> None:
         sys.stderr.write(f"memd: {reply.get('message', 'event refused')}\n")
         return
     stdout = reply.get("stdout")
-    if stdout:
-        sys.stdout.write(stdout)
-        sys.stdout.flush()
+    if stdout:  # UTF-8 whatever the locale: Claude Code reads UTF-8
+        sys.stdout.buffer.write(stdout.encode())
+        sys.stdout.buffer.flush()
 
 
 def main() -> None:
-    try:  # noqa: SIM105  (contextlib.suppress would cost an import on the hot path)
+    try:
         run(sys.argv)
-    except BaseException:  # never break Claude Code, whatever happened
-        pass
+    except BaseException as exc:  # never break Claude Code, whatever happened
+        import contextlib
+
+        with contextlib.suppress(BaseException):  # stderr itself may be gone
+            # Claude Code keeps a hook's stderr in its debug log.  No content: ids and errors only.
+            sys.stderr.write(f"memd hook: event not handed over or spooled: {type(exc).__name__}: {exc}\n")
     sys.exit(0)
-
-
-if __name__ == "__main__":
-    main()

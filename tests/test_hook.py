@@ -216,3 +216,12 @@ def test_sigterm_in_a_storm_exits_zero_and_loses_nothing(instance: Instance) -> 
     keys = stored_keys(instance)
     assert len(keys) == len(set(keys)) == total
     assert instance.stop() == 0
+
+
+def test_nowhere_to_spool_still_exits_zero_and_says_why(instance: Instance, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    result = instance.hook("PostToolUse", payload(1), env={"XDG_STATE_HOME": str(blocker)})
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert b"event not handed over or spooled" in result.stderr
+    assert b"echo 1" not in result.stderr  # no content in diagnostics
