@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from memd import __version__
+from memd.capture.events import KINDS
 from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
@@ -153,13 +154,19 @@ def cmd_ping(args: argparse.Namespace) -> int:
     return 0
 
 
+IMPORTANCE = {1: "·", 2: "•", 3: "!"}
+
+
 def cmd_history(args: argparse.Namespace) -> int:
+    request = History(session=args.session, limit=args.limit, kind=args.kind, tool=args.tool, project=args.project)
     with _client(args) as client:
-        reply = client.call(History(session=args.session, limit=args.limit), Events)
+        reply = client.call(request, Events)
     lines = [
-        f"#{e.id:<7} {_when(e.received_at)}  {(e.session_id or '-')[:8]}  {e.kind:<18} {e.title}" for e in reply.events
+        f"{KINDS.get(e.kind, KINDS['event'])} #{e.id:<6} {_when(e.client_ts or e.received_at)}"
+        f" {IMPORTANCE.get(e.importance, ' ')} {(e.session_id or '-')[:8]}  {e.title}"
+        for e in reply.events
     ]
-    _emit(args, _plain(reply), "\n".join(lines) if lines else "no events yet")
+    _emit(args, _plain(reply), "\n".join(lines) if lines else "no events match")
     return 0
 
 
@@ -268,8 +275,11 @@ def _parser() -> argparse.ArgumentParser:
 
     command("status", cmd_status, "is the daemon up; version, paths, counts, spool backlog, latencies")
     command("ping", cmd_ping, "check that the daemon answers, and how fast")
-    p = command("history", cmd_history, "the latest events, oldest first")
+    p = command("history", cmd_history, "the latest events, oldest first (! high, • medium, · low importance)")
     p.add_argument("--session", help="only this session id")
+    p.add_argument("--kind", choices=sorted(KINDS), help="only events of this kind")
+    p.add_argument("--tool", help="only calls of this tool (Bash, Edit, mcp__server__tool, ...)")
+    p.add_argument("--project", help="only this project (its root path, or a part of it)")
     p.add_argument("--limit", type=int, default=20, help="how many events (default 20)")
     p = command("search", cmd_search, "keyword search over every event, best match first")
     p.add_argument("query")

@@ -13,12 +13,30 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     busy_timeout_ms = 5000      # how long SQLite waits on a lock before failing
     batch_max = 256             # most events committed in one transaction
 
+    [capture]
+    max_field_chars = 10000     # longer text fields keep head and tail around a marker
+    max_field_lines = 100
+    trivial_commands = ["ls", "cat", "head", "tail", "pwd", "echo", "cd", "which", ...]
+    trivial_action = "low"      # low: stored at importance 1 | skip: not stored (failures always are)
+    ignored_path_parts = ["node_modules", ".git", "dist", "build", ".venv", "venv", "__pycache__"]
+    skip_tools = []             # tool names never stored (failures still are)
+    notifications = "keep"      # keep (importance 1) | skip
+
+    [privacy]                   # removed before anything is stored (rules: memd/privacy.py)
+    tags = ["xml", "bracket", "comment"]  # <private>, [private], <!-- private -->: any subset
+    marker = "[PRIVATE]"        # what a private span becomes: "[PRIVATE]" | "[REDACTED]" | ""
+    preserve_lines = false      # true: the replacement keeps the span's newlines
+    unclosed = "redact"         # a tag never closed: "redact" to the end | "keep" the text
+    secrets = true              # passwords, API keys, tokens, private keys -> [REDACTED]
+    extra_patterns = []         # your own regular expressions; each match -> [REDACTED]
+
 File locations are not configured here (see memd_client/paths.py): the hook client
 must find the socket without reading TOML.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from typing import Annotated, Literal
 
@@ -41,9 +59,50 @@ class StoreConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     batch_max: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 256
 
 
+TRIVIAL_COMMANDS = (
+    "ls", "cat", "head", "tail", "pwd", "echo", "cd", "which", "whoami", "date", "wc", "file", "stat",
+    "tree", "type", "env", "printenv", "true", "clear", "history", "grep", "rg", "find", "fd", "less",
+    "du", "df", "ps", "id", "uname", "hostname", "sleep",
+)  # fmt: skip
+IGNORED_PATH_PARTS = ("node_modules", ".git", "dist", "build", ".venv", "venv", "__pycache__")
+
+
+class CaptureConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    max_field_chars: Annotated[int, msgspec.Meta(ge=200)] = 10_000
+    max_field_lines: Annotated[int, msgspec.Meta(ge=10)] = 100
+    trivial_commands: list[str] = msgspec.field(default_factory=lambda: list(TRIVIAL_COMMANDS))
+    trivial_action: Literal["low", "skip"] = "low"
+    ignored_path_parts: list[str] = msgspec.field(default_factory=lambda: list(IGNORED_PATH_PARTS))
+    skip_tools: list[str] = msgspec.field(default_factory=list)
+    notifications: Literal["keep", "skip"] = "keep"
+
+
+class PrivacyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    tags: list[Literal["xml", "bracket", "comment"]] = msgspec.field(
+        default_factory=lambda: ["xml", "bracket", "comment"]
+    )
+    marker: Literal["[PRIVATE]", "[REDACTED]", ""] = "[PRIVATE]"
+    preserve_lines: bool = False
+    unclosed: Literal["redact", "keep"] = "redact"
+    secrets: bool = True
+    extra_patterns: list[str] = msgspec.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """An extra pattern that does not compile is a config error, named by its index."""
+        for index, pattern in enumerate(self.extra_patterns):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(
+                    f"privacy.extra_patterns[{index}] = {pattern!r} is not a valid regular expression: {exc}"
+                ) from None
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
+    privacy: PrivacyConfig = msgspec.field(default_factory=PrivacyConfig)
+    capture: CaptureConfig = msgspec.field(default_factory=CaptureConfig)
 
 
 class ConfigError(Exception):

@@ -80,6 +80,7 @@ HOOK_EVENTS: Final = (
     "SubagentStop",
     "SessionEnd",
     "Notification",
+    "InstructionsLoaded",
 )
 """The Claude Code hook events memd knows how to take."""
 
@@ -147,6 +148,10 @@ class Status(Request):
 class History(Request):
     session: str | None = None
     limit: int = 20
+    kind: str | None = None
+    tool: str | None = None
+    project: str | None = None
+    """A project root, or a part of one (``memd`` matches ``/home/me/src/memd``)."""
 
 
 class Search(Request):
@@ -177,6 +182,8 @@ class Ingested(Reply):
     event_id: int
     duplicate: bool = False
     stdout: str = ""
+    skipped: str = ""
+    """Why the event was not stored (memd's own traffic, a noise rule); then ``event_id`` is 0."""
 
 
 class Pong(Reply):
@@ -221,6 +228,8 @@ class EventRow(msgspec.Struct, kw_only=True):
     importance: int
     received_at: float
     size: int
+    event: str = ""
+    client_ts: float = 0.0
 
 
 class Events(Reply):

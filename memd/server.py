@@ -33,11 +33,12 @@ from anyio.abc import SocketAttribute
 from memd_client.paths import Paths
 
 from . import __version__, spool
-from .capture import InvalidPayload, prepare, project_root
+from .capture import Capture, InvalidPayload, Skipped, project_root
 from .config import Config
 from .instance import InstanceLock, prepare_private_dir
 from .metrics import Latencies
 from .peer import peer_uid
+from .privacy import Privacy
 from .protocol import (
     NEED_DATA,
     PROTOCOL_VERSION,
@@ -81,6 +82,8 @@ class Daemon:
         self.paths = paths
         self.config = config
         self.store = store
+        self.capture = Capture(config.capture, Privacy(config.privacy))
+        self.skipped = 0
         self.started = time.time()
         self.latencies = Latencies()
         self._closing = False
@@ -215,8 +218,15 @@ class Daemon:
                 return Pong(version=__version__, pid=os.getpid())
             case Status():
                 return await self.status()
-            case History(session=session, limit=limit):
-                rows = await queries.history(self.store.reader, session, _clamp(limit))
+            case History():
+                rows = await queries.history(
+                    self.store.reader,
+                    _clamp(request.limit),
+                    session=request.session,
+                    kind=request.kind,
+                    tool=request.tool,
+                    project=request.project,
+                )
                 return Events(events=rows)
             case Search(query=query, limit=limit):
                 hits = await queries.search(self.store.reader, query, _clamp(limit))
@@ -228,12 +238,16 @@ class Daemon:
     async def ingest(self, request: Ingest) -> Reply:
         """Commit one hook event; reply only once it is durable."""
         try:
-            event = prepare(request, time.time())
+            event = self.capture.prepare(request, time.time())
         except InvalidPayload as exc:
             size = request.size or len(request.payload)
             self.store.writer.reject(request.event or "?", size, str(exc))
             log.warning("payload_refused", hook_event=request.event, size=size)
             return Error(code="invalid_payload", message=f"{request.event} event not stored: {exc}")
+        if isinstance(event, Skipped):
+            self.skipped += 1
+            log.debug("skipped", hook_event=request.event, reason=event.reason)
+            return Ingested(event_id=0, skipped=event.reason)
         root = project_root(event.cwd) if event.cwd else None
         try:
             committed = await self.store.writer.submit(event, root)

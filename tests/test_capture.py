@@ -5,12 +5,24 @@ from __future__ import annotations
 import json
 import time
 
+import msgspec
 import pytest
 from conftest import FIXTURES, hook_fixtures
 
-from memd.capture import InvalidPayload, prepare, project_root
+from memd.capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from memd.capture.prepare import salvage_fields
+from memd.config import Config
+from memd.privacy import Privacy
 from memd.protocol import Ingest
+
+CONFIG = Config()
+CAPTURE = Capture(CONFIG.capture, Privacy(CONFIG.privacy))
+
+
+def prepare(ingest: Ingest, received_at: float) -> NewEvent:
+    event = CAPTURE.prepare(ingest, received_at)
+    assert isinstance(event, NewEvent), event
+    return event
 
 
 def envelope(payload: bytes, event: str = "", **kw: object) -> Ingest:
@@ -26,16 +38,16 @@ def test_every_real_payload_prepares(path) -> None:  # type: ignore[no-untyped-d
     raw = path.read_bytes()
     event = prepare(envelope(raw, "Ignored"), time.time())
     data = json.loads(raw)
-    assert event.kind == data["hook_event_name"]
+    assert event.event == data["hook_event_name"]
     assert event.session_id == data["session_id"]
     assert event.cwd == data.get("cwd")
-    assert event.title.startswith(event.kind)
-    assert json.loads(event.payload) == data
+    assert event.title and event.kind
+    assert json.loads(event.payload).keys() == data.keys()
     assert event.size == len(raw)
 
 
 def test_event_name_from_argv_when_payload_lacks_it() -> None:
-    assert prepare(envelope(b'{"session_id":"s"}', "Stop"), 0).kind == "Stop"
+    assert prepare(envelope(b'{"session_id":"s"}', "Stop"), 0).event == "Stop"
 
 
 def test_pre_and_post_of_one_tool_call_are_distinct() -> None:
@@ -93,13 +105,30 @@ def test_truncated_garbage_is_invalid() -> None:
 
 def test_failures_are_important() -> None:
     assert prepare(envelope(load("hook_PostToolUseFailure.json")), 0).importance == 3
-    assert prepare(envelope(load("hook_PostToolUse.json")), 0).importance == 2
+    assert prepare(envelope(load("hook_PostToolUse__docs_2025-12.json")), 0).importance == 2  # a Write
+    assert prepare(envelope(load("hook_PostToolUse.json")), 0).importance == 1  # echo: trivial
 
 
 def test_identifiers_are_not_searchable_text() -> None:
     event = prepare(envelope(load("hook_PostToolUse.json")), 0)
     assert "8bbcceab" not in event.text and "toolu_" not in event.text
     assert "echo hello" in event.text
+
+
+def test_secrets_never_reach_any_stored_field() -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    payload = json.loads(load("hook_PostToolUse.json"))
+    payload["tool_input"]["command"] = f"curl -H 'Authorization: token {secret}' https://api.github.com"
+    payload["tool_response"]["stdout"] = f"<private>my diary</private> token={secret}"
+    event = prepare(envelope(json.dumps(payload).encode()), 0)
+    stored = json.dumps(msgspec.to_builtins(event))
+    assert secret not in stored and "my diary" not in stored
+    assert event.redactions["secrets"] >= 2 and event.redactions["private_spans"] == 1
+
+
+def test_memd_traffic_is_skipped() -> None:
+    payload = json.loads(load("hook_PostToolUse__mcp.json")) | {"tool_name": "mcp__memd__search"}
+    assert CAPTURE.prepare(envelope(json.dumps(payload).encode()), 0) == Skipped("memd's own tool")
 
 
 def test_project_root_is_the_git_top_level(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -72,7 +72,7 @@ def test_history_and_search(daemon: Instance) -> None:
     assert found["query"] == "echo hello"
     top = found["results"][0]
     assert {"id", "kind", "title", "snippet", "score"} <= top.keys()
-    assert top["kind"] in ("PostToolUse", "PreToolUse") and "[echo]" in top["snippet"]
+    assert top["kind"] in ("tool", "tool_use") and "[echo]" in top["snippet"]
     assert "#" in daemon.memctl("search", "echo hello").stdout
     assert "no matches" in daemon.memctl("search", "zebra-unicorn").stdout
 

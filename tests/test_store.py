@@ -22,9 +22,9 @@ def anyio_backend() -> str:
 
 def event(n: int, key: str | None = None, text: str = "x") -> NewEvent:
     return NewEvent(
-        idem_key=key or f"k{n}", kind="PostToolUse", session_id="s", cwd="/p", tool="Bash", title=f"t{n}",
-        text=text, payload="{}", importance=2, client_ts=time.time(), received_at=time.time(), size=2,
-        truncated=False,
+        idem_key=key or f"k{n}", event="PostToolUse", kind="tool", session_id="s", cwd="/p", tool="Bash",
+        title=f"t{n}", text=text, meta="{}", payload="{}", importance=2, client_ts=time.time(),
+        received_at=time.time(), size=2, truncated=False,
     )  # fmt: skip
 
 

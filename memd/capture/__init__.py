@@ -1,6 +1,10 @@
-"""Capture: hook payloads in, normalized events out (pure functions but for ``project_root``)."""
+"""Capture: hook payloads in, normalized and privacy-filtered events out.
 
-from .prepare import InvalidPayload, NewEvent, prepare
+Pure functions throughout but for ``project_root``, which looks at the filesystem.
+"""
+
+from .events import KINDS, Normalized, Skipped, normalize
+from .prepare import Capture, InvalidPayload, NewEvent
 from .project import project_root
 
-__all__ = ["InvalidPayload", "NewEvent", "prepare", "project_root"]
+__all__ = ["KINDS", "Capture", "InvalidPayload", "NewEvent", "Normalized", "Skipped", "normalize", "project_root"]

@@ -4,14 +4,16 @@ The steps, in order, each a plain function:
 
 1. parse the payload (``parse_payload``): Claude Code's stdin is one JSON object; a
    payload the hook client truncated at its size cap keeps only the fields that can
-   be read from its head (``salvage_fields``);
-2. derive the idempotency key (``idempotency_key``): event + session + ``tool_use_id``
-   where present, else the sha256 of the raw payload, so a hook that fires twice
-   stores one row while PreToolUse/PostToolUse of one call stay distinct;
-3. summarize (``summarize``): kind, tool, title, searchable text, importance.
-
-Per-event/per-tool normalization and the privacy filter slot in at step 3, before
-anything reaches the store.
+   be read from its head and tail (``salvage_fields``);
+2. derive the idempotency key (``idempotency_key``) from the raw bytes: event +
+   session + ``tool_use_id`` where present, else the sha256 of the payload, so a hook
+   that fires twice stores one row while PreToolUse/PostToolUse of one call stay
+   distinct;
+3. filter private content and secrets out of the whole payload (``memd.privacy``):
+   nothing after this step sees the unfiltered text;
+4. normalize (``events.normalize``): kind, tool, title, text, meta, importance, or
+   skip the event;
+5. clip every string of the payload that is stored beside the normalized fields.
 """
 
 from __future__ import annotations
@@ -22,34 +24,15 @@ from typing import Any
 
 import msgspec
 
+from ..config import CaptureConfig
+from ..privacy import Privacy, Redactions
 from ..protocol import Ingest
+from .events import Normalized, Skipped, normalize
+from .text import clip_strings
 
-__all__ = ["InvalidPayload", "NewEvent", "idempotency_key", "parse_payload", "prepare", "summarize"]
-
-TEXT_CAP = 16 * 1024
-"""Characters of searchable text kept per event."""
+__all__ = ["Capture", "InvalidPayload", "NewEvent", "idempotency_key", "parse_payload", "salvage_fields"]
 
 SALVAGE_WINDOW = 64 * 1024
-
-_ID_FIELDS = frozenset(
-    {
-        "session_id",
-        "transcript_path",
-        "cwd",
-        "hook_event_name",
-        "prompt_id",
-        "tool_use_id",
-        "agent_id",
-        "agent_transcript_path",
-        "permission_mode",
-        "scratchpad_dir",
-        "tool_name",
-        "effort",
-    }
-)
-"""Payload fields that identify rather than describe: kept in the payload, not in the text
-(the tool name goes to the title)."""
-
 _HEAD_FIELDS = ("session_id", "cwd", "hook_event_name", "prompt_id", "tool_name", "tool_use_id", "agent_id")
 
 
@@ -61,18 +44,24 @@ class NewEvent(msgspec.Struct, kw_only=True):
     """One event ready for the store: everything but the ids the store assigns."""
 
     idem_key: str
+    event: str
     kind: str
     session_id: str | None
     cwd: str | None
     tool: str | None
     title: str
     text: str
+    meta: str
     payload: str
     importance: int
     client_ts: float
     received_at: float
     size: int
     truncated: bool
+    session: dict[str, str] = {}
+    """Columns of the session row this event sets (source, model, end_reason)."""
+    redactions: dict[str, int] = {}
+    """What privacy filtering removed: counts and lengths, never content."""
 
 
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
@@ -111,7 +100,7 @@ def parse_payload(ingest: Ingest) -> dict[str, Any]:
 
 
 def idempotency_key(event: str, payload: dict[str, Any], raw: bytes) -> str:
-    session = payload.get("session_id") or ""
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     tool_use_id = payload.get("tool_use_id")
     if isinstance(tool_use_id, str) and tool_use_id:
         discriminator = f"tool:{tool_use_id}"
@@ -120,52 +109,62 @@ def idempotency_key(event: str, payload: dict[str, Any], raw: bytes) -> str:
     return f"{event}:{session}:{discriminator}"
 
 
-def _strings(value: Any, key: str = "") -> list[str]:
-    """The string leaves of a JSON value, skipping identifier fields."""
-    if key in _ID_FIELDS:
-        return []
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in _strings(v, k)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+def _session_columns(normalized: Normalized) -> dict[str, str]:
+    meta = normalized.meta
+    if normalized.kind == "session_start":
+        return {k: meta[k] for k in ("source", "model") if isinstance(meta.get(k), str)}
+    if normalized.kind == "session_end":
+        return {"end_reason": str(meta.get("reason", ""))}
+    return {}
 
 
-def summarize(event: str, payload: dict[str, Any]) -> tuple[str | None, str, str, int]:
-    """(tool, title, searchable text, importance) for any hook event.
-
-    A generic summary: the next issue replaces it with per-event, per-tool normalizers.
-    """
-    tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else None
-    text = "\n".join(_strings(payload))[:TEXT_CAP]
-    first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    title = " ".join(part for part in (event, tool, first_line[:80]) if part)
-    importance = 3 if event == "PostToolUseFailure" or payload.get("is_interrupt") else 2
-    return tool, title, text, importance
+def _counts(redactions: Redactions) -> dict[str, int]:
+    return {
+        "private_spans": redactions.private_spans,
+        "secrets": redactions.secrets,
+        "unclosed": int(redactions.unclosed),
+        "chars_removed": redactions.chars_removed,
+    }
 
 
-def prepare(ingest: Ingest, received_at: float) -> NewEvent:
-    """Turn one envelope into a ``NewEvent``; raise ``InvalidPayload`` if it holds no event."""
-    payload = parse_payload(ingest)
-    named = payload.get("hook_event_name")
-    event = named if isinstance(named, str) and named else ingest.event or "Unknown"
-    tool, title, text, importance = summarize(event, payload)
-    session = payload.get("session_id")
-    cwd = payload.get("cwd")
-    return NewEvent(
-        idem_key=idempotency_key(event, payload, ingest.payload),
-        kind=event,
-        session_id=session if isinstance(session, str) and session else None,
-        cwd=cwd if isinstance(cwd, str) and cwd else None,
-        tool=tool,
-        title=title,
-        text=text,
-        payload=_json_encode(payload).decode(),
-        importance=importance,
-        client_ts=ingest.sent_at_ns / 1e9 if ingest.sent_at_ns > 0 else received_at,
-        received_at=received_at,
-        size=ingest.size or len(ingest.payload),
-        truncated=ingest.truncated,
-    )
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class Capture:
+    """The capture pipeline with its settings: build once, ``prepare`` every event."""
+
+    def __init__(self, config: CaptureConfig, privacy: Privacy) -> None:
+        self.config = config
+        self.privacy = privacy
+
+    def prepare(self, ingest: Ingest, received_at: float) -> NewEvent | Skipped:
+        """Turn one envelope into a ``NewEvent`` (or ``Skipped``); raise ``InvalidPayload``."""
+        raw = parse_payload(ingest)
+        named = raw.get("hook_event_name")
+        event = named if isinstance(named, str) and named else ingest.event or "Unknown"
+        idem_key = idempotency_key(event, raw, ingest.payload)
+        payload, redactions = self.privacy.value(raw)
+        normalized = normalize(event, payload, self.config)
+        if isinstance(normalized, Skipped):
+            return normalized
+        limits = (self.config.max_field_chars, self.config.max_field_lines)
+        return NewEvent(
+            idem_key=idem_key,
+            event=event,
+            kind=normalized.kind,
+            session_id=_str(payload.get("session_id")),
+            cwd=_str(payload.get("cwd")),
+            tool=normalized.tool,
+            title=normalized.title,
+            text=normalized.text,
+            meta=_json_encode(normalized.meta).decode(),
+            payload=_json_encode(clip_strings(payload, *limits)).decode(),
+            importance=normalized.importance,
+            client_ts=ingest.sent_at_ns / 1e9 if ingest.sent_at_ns > 0 else received_at,
+            received_at=received_at,
+            size=ingest.size or len(ingest.payload),
+            truncated=ingest.truncated,
+            session=_session_columns(normalized),
+            redactions=_counts(redactions),
+        )

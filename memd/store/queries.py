@@ -25,7 +25,7 @@ def fts_query(text: str, operator: str = "AND") -> str:
 async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
     row = await (
         await conn.execute(
-            "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM sessions),"
+            "SELECT (SELECT count(*) FROM events WHERE kind != 'session_summary'), (SELECT count(*) FROM sessions),"
             " (SELECT count(*) FROM projects), (SELECT count(*) FROM rejections)"
         )
     ).fetchone()
@@ -38,12 +38,30 @@ def db_bytes(path: str) -> int:
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
 
 
-async def history(conn: aiosqlite.Connection, session: str | None, limit: int) -> list[EventRow]:
-    """The latest ``limit`` events (of one session if given), oldest first."""
-    where, args = ("WHERE e.session_id = ?", [session]) if session else ("", [])
+async def history(
+    conn: aiosqlite.Connection,
+    limit: int,
+    *,
+    session: str | None = None,
+    kind: str | None = None,
+    tool: str | None = None,
+    project: str | None = None,
+) -> list[EventRow]:
+    """The latest ``limit`` events matching every filter given, oldest first."""
+    where, args = [], []
+    for clause, value in (
+        ("e.session_id = ?", session),
+        ("e.kind = ?", kind),
+        ("e.tool = ?", tool),
+        ("p.root LIKE ? ESCAPE '\\'", f"%{_like(project)}%" if project else None),
+    ):
+        if value is not None:
+            where.append(clause)
+            args.append(value)
     rows = await conn.execute_fetchall(
-        "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size"
-        f" FROM events e LEFT JOIN projects p ON p.id = e.project_id {where}"
+        "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
+        " e.event, e.client_ts"
+        f" FROM events e LEFT JOIN projects p ON p.id = e.project_id {'WHERE ' + ' AND '.join(where) if where else ''}"
         " ORDER BY e.id DESC LIMIT ?",
         [*args, max(0, limit)],
     )
@@ -58,9 +76,15 @@ async def history(conn: aiosqlite.Connection, session: str | None, limit: int) -
             importance=r[6],
             received_at=r[7],
             size=r[8],
+            event=r[9],
+            client_ts=r[10],
         )
         for r in reversed(rows)
     ]
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 async def search(conn: aiosqlite.Connection, query: str, limit: int) -> list[Hit]:

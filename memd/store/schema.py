@@ -90,6 +90,41 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        2,
+        "normalized events: semantic kind, hook event, meta; session identity and summary",
+        """
+        -- Schema-1 rows stored the hook event name as their kind.
+        DROP TRIGGER events_append_only;
+        ALTER TABLE events ADD COLUMN event TEXT NOT NULL DEFAULT '';
+        ALTER TABLE events ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
+        UPDATE events SET event = kind;
+        -- Derived events (the session summary) are replaced in place; the log itself is not.
+        CREATE TRIGGER events_append_only BEFORE UPDATE ON events WHEN old.kind != 'session_summary'
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END;
+        CREATE TRIGGER events_fts_update AFTER UPDATE ON events
+        BEGIN
+            INSERT INTO events_fts(events_fts, rowid, title, text)
+            VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO events_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+        CREATE INDEX events_by_kind ON events(kind, id);
+
+        ALTER TABLE sessions ADD COLUMN cwd TEXT;
+        ALTER TABLE sessions ADD COLUMN source TEXT;
+        ALTER TABLE sessions ADD COLUMN model TEXT;
+        ALTER TABLE sessions ADD COLUMN end_reason TEXT;
+        ALTER TABLE sessions ADD COLUMN summary TEXT;
+
+        -- What privacy filtering removed, summed over all events: counts, never content.
+        CREATE TABLE redaction_totals (
+            name   TEXT PRIMARY KEY,
+            total  INTEGER NOT NULL DEFAULT 0
+        );
+        """,
+    ),
 )
 
 

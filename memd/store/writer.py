@@ -26,6 +26,7 @@ replies with an error and the hook client spools the event for a later try.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -37,11 +38,15 @@ import anyio
 import structlog
 
 from ..capture import NewEvent
+from ..capture.summary import SummaryRow, summarize
 
 __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
 
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
+
+SUMMARY_EVENTS = frozenset({"Stop", "SessionEnd"})
+"""Hook events after which the session's summary is recomputed."""
 
 CHECKPOINT_IDLE = 0.05
 """Seconds without a request after which the writer checkpoints the WAL."""
@@ -85,16 +90,21 @@ def _project_id(conn: sqlite3.Connection, root: str, now: float) -> int:
     return project_id
 
 
+_INSERT_EVENT = (
+    "INSERT INTO events (idem_key, event, session_id, project_id, kind, tool, title, text, meta, payload,"
+    " importance, client_ts, received_at, size, truncated)"
+    " VALUES (?, ?, ?, coalesce(?, (SELECT project_id FROM sessions WHERE id = ?)),"
+    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
+
+
 def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -> Committed:
     row = conn.execute(
-        "INSERT INTO events (idem_key, session_id, project_id, kind, tool, title, text, payload,"
-        " importance, client_ts, received_at, size, truncated)"
-        " VALUES (?, ?, coalesce(?, (SELECT project_id FROM sessions WHERE id = ?)),"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(idem_key) DO NOTHING RETURNING id",
+        _INSERT_EVENT + " ON CONFLICT(idem_key) DO NOTHING RETURNING id",
         (
-            event.idem_key, event.session_id, project_id, event.session_id, event.kind, event.tool,
-            event.title, event.text, event.payload, event.importance, event.client_ts,
+            event.idem_key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
+            event.title, event.text, event.meta, event.payload, event.importance, event.client_ts,
             event.received_at, event.size, event.truncated,
         ),
     ).fetchone()  # fmt: skip
@@ -103,13 +113,48 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
         return Committed(existing, duplicate=True)
     if event.session_id:
         conn.execute(
-            "INSERT INTO sessions (id, project_id, first_seen, last_seen, events) VALUES (?, ?, ?, ?, 1)"
+            "INSERT INTO sessions (id, project_id, first_seen, last_seen, events, cwd) VALUES (?, ?, ?, ?, 1, ?)"
             " ON CONFLICT(id) DO UPDATE SET events = events + 1,"
             " last_seen = max(last_seen, excluded.last_seen),"
-            " project_id = coalesce(project_id, excluded.project_id)",
-            (event.session_id, project_id, event.client_ts, event.client_ts),
+            " project_id = coalesce(project_id, excluded.project_id),"
+            " cwd = coalesce(excluded.cwd, cwd)",
+            (event.session_id, project_id, event.client_ts, event.client_ts, event.cwd),
+        )
+        for column, value in event.session.items():
+            if column in _SESSION_COLUMNS:  # names from a fixed set, values bound
+                conn.execute(f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, event.session_id))
+    if event.redactions:
+        conn.executemany(
+            "INSERT INTO redaction_totals (name, total) VALUES (?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET total = total + excluded.total",
+            [(name, n) for name, n in event.redactions.items() if n],
         )
     return Committed(row[0], duplicate=False)
+
+
+def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
+    """Recompute a session's summary: in ``sessions.summary`` and as a searchable event."""
+    rows = [
+        SummaryRow(kind, tool, title, json.loads(meta), ts)
+        for kind, tool, title, meta, ts in conn.execute(
+            "SELECT kind, tool, title, meta, client_ts FROM events"
+            " WHERE session_id = ? AND kind != 'session_summary' ORDER BY client_ts, id",
+            (session_id,),
+        )
+    ]
+    if not rows:
+        return
+    summary = summarize(rows)
+    conn.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary.line, session_id))
+    meta = json.dumps(summary.meta)
+    conn.execute(
+        _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
+        " meta = excluded.meta, client_ts = excluded.client_ts, received_at = excluded.received_at",
+        (
+            f"session_summary:{session_id}", "memd", session_id, project_id, session_id, "session_summary", None,
+            f"Session summary: {summary.line}"[:300], summary.line, meta, meta, 2, rows[-1].ts, now, len(meta), False,
+        ),
+    )  # fmt: skip
 
 
 def write_batch(
@@ -126,10 +171,17 @@ def write_batch(
         conn.executemany("INSERT INTO rejections (received_at, event, size, reason) VALUES (?, ?, ?, ?)", rejections)
         project_ids: dict[str, int] = {}
         results = []
+        summaries: dict[str, int | None] = {}
         for event, root in jobs:
             if root and root not in project_ids:
                 project_ids[root] = _project_id(conn, root, now)
-            results.append(_insert(conn, event, project_ids.get(root) if root else None))
+            project_id = project_ids.get(root) if root else None
+            result = _insert(conn, event, project_id)
+            results.append(result)
+            if event.session_id and event.event in SUMMARY_EVENTS and not result.duplicate:
+                summaries[event.session_id] = project_id
+        for session_id, project_id in summaries.items():
+            refresh_summary(conn, session_id, project_id, now)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
