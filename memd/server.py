@@ -320,7 +320,13 @@ class Daemon:
             _unlink(path)
             results.append(True)
             return
-        reply = await self.ingest(request)
+        try:
+            reply = await self.ingest(request)
+        except Exception:
+            # A bug would fail this frame on every round: keep the file, stop retrying it.
+            log.exception("spool_replay_failed", file=os.path.basename(path))
+            self._stuck_spool.add(path)
+            return
         if isinstance(reply, Ingested) or (isinstance(reply, Error) and reply.code == "invalid_payload"):
             _unlink(path)
             results.append(True)

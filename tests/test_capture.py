@@ -90,7 +90,11 @@ def test_truncated_payload_keeps_its_identifying_fields() -> None:
     payload = json.loads(event.payload)
     assert payload["session_id"] == big["session_id"]
     assert payload["tool_use_id"] == big["tool_use_id"]
-    assert payload["memd_truncated"] == {"kept_bytes": 8000, "size": len(raw)}
+    assert payload["memd_dropped"] == {
+        "reason": "was cut by the hook client's size cap",
+        "kept_bytes": 8000,
+        "size": len(raw),
+    }
     assert event.truncated and event.size == len(raw) and event.tool == "Bash"
 
 

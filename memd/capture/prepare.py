@@ -33,6 +33,8 @@ from .text import clip_strings
 __all__ = ["Capture", "InvalidPayload", "NewEvent", "idempotency_key", "parse_payload", "salvage_fields"]
 
 SALVAGE_WINDOW = 64 * 1024
+MAX_DEPTH = 64
+"""Deepest JSON nesting kept; real hook payloads stay under 20 levels."""
 _HEAD_FIELDS = ("session_id", "cwd", "hook_event_name", "prompt_id", "tool_name", "tool_use_id", "agent_id")
 
 
@@ -86,17 +88,48 @@ def salvage_fields(kept: bytes) -> dict[str, str]:
     return found
 
 
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests, counted without recursion (it may be very deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list) and depth > deepest:
+            deepest = depth
+            if depth > MAX_DEPTH:
+                break
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def _salvaged(ingest: Ingest, why: str) -> dict[str, Any]:
+    """The identifying fields readable in the raw bytes, when the payload itself cannot be kept."""
+    fields: dict[str, Any] = salvage_fields(ingest.payload)
+    if not fields:
+        raise InvalidPayload(f"payload of {ingest.size or len(ingest.payload)} bytes {why}, no readable fields")
+    fields["memd_dropped"] = {"reason": why, "kept_bytes": len(ingest.payload), "size": ingest.size}
+    return fields
+
+
 def parse_payload(ingest: Ingest) -> dict[str, Any]:
+    """The payload as a JSON object, or what can be salvaged of it; ``InvalidPayload`` if nothing."""
     if ingest.truncated:
-        fields: dict[str, Any] = salvage_fields(ingest.payload)
-        if not fields:
-            raise InvalidPayload(f"truncated payload of {ingest.size} bytes has no readable fields")
-        fields["memd_truncated"] = {"kept_bytes": len(ingest.payload), "size": ingest.size}
-        return fields
+        return _salvaged(ingest, "was cut by the hook client's size cap")
     try:
-        return _json_decode(ingest.payload)
+        try:
+            payload = _json_decode(ingest.payload)
+        except UnicodeDecodeError:  # keep the event: invalid bytes become U+FFFD
+            payload = _json_decode(ingest.payload.decode("utf-8", "replace").encode())
+            payload["memd_invalid_utf8"] = True
+    except RecursionError:
+        return _salvaged(ingest, f"nests deeper than {MAX_DEPTH} levels")
     except msgspec.DecodeError as exc:
         raise InvalidPayload(f"payload of {len(ingest.payload)} bytes is not a JSON object: {exc}") from None
+    if _depth(payload) > MAX_DEPTH:
+        return _salvaged(ingest, f"nests deeper than {MAX_DEPTH} levels")
+    return payload
 
 
 def idempotency_key(event: str, payload: dict[str, Any], raw: bytes) -> str:
