@@ -131,7 +131,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  socket:        {report.socket}",
         f"  data dir:      {report.data_dir}",
         f"  events:        {report.events} in {report.sessions} sessions, {report.projects} projects",
-        f"  rejected:      {report.rejected} payloads",
+        f"  rejected:      {report.rejected} payloads; skipped {report.skipped} events since start",
+        "  privacy:       "
+        + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.redactions.items()) or "nothing removed"),
         f"  spool backlog: {report.spool_backlog}",
         f"  database:      {report.db_bytes / 1e6:.1f} MB",
     ]

@@ -216,6 +216,10 @@ class StatusReport(Reply):
     spool_backlog: int
     db_bytes: int
     latency_ms: dict[str, Latency] = {}
+    redactions: dict[str, int] = {}
+    """Totals of what privacy filtering removed (private_spans, secrets, unclosed, chars_removed)."""
+    skipped: int = 0
+    """Events not stored since the daemon started (memd's own traffic, noise rules)."""
 
 
 class EventRow(msgspec.Struct, kw_only=True):

@@ -35,6 +35,7 @@ from memd_client.paths import Paths
 from . import __version__, spool
 from .capture import Capture, InvalidPayload, Skipped, project_root
 from .config import Config
+from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from .instance import InstanceLock, prepare_private_dir
 from .metrics import Latencies
 from .peer import peer_uid
@@ -259,8 +260,12 @@ class Daemon:
             kind=event.kind,
             size=event.size,
             duplicate=committed.duplicate,
+            **{k: v for k, v in event.redactions.items() if v},
         )
-        return Ingested(event_id=committed.event_id, duplicate=committed.duplicate)
+        stdout = ""
+        if event.event == "UserPromptSubmit" and event.redactions.get("unclosed") and not committed.duplicate:
+            stdout = hook_output(event.event, system_message=UNCLOSED_PRIVATE_NOTICE)
+        return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)
 
     async def status(self) -> StatusReport:
         counts = await queries.counts(self.store.reader)
@@ -275,6 +280,8 @@ class Daemon:
             spool_backlog=spool.backlog(self.paths.spool_dir),
             db_bytes=queries.db_bytes(self.paths.database),
             latency_ms=self.latencies.snapshot(),
+            redactions=await queries.redaction_totals(self.store.reader),
+            skipped=self.skipped,
             **counts,
         )
 

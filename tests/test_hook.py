@@ -225,3 +225,16 @@ def test_nowhere_to_spool_still_exits_zero_and_says_why(instance: Instance, tmp_
     assert (result.returncode, result.stdout) == (0, b"")
     assert b"event not handed over or spooled" in result.stderr
     assert b"echo 1" not in result.stderr  # no content in diagnostics
+
+
+def test_an_unclosed_private_tag_is_redacted_to_the_end_and_the_user_told(daemon: Instance) -> None:
+    prompt = "deploy it <private>the vault code is 7781-alpha and the rest of this prompt"
+    payload = {"session_id": "s", "cwd": "/tmp/p", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    result = daemon.hook("UserPromptSubmit", json.dumps(payload).encode())
+    assert result.returncode == 0
+    output = json.loads(result.stdout)
+    assert "never closed" in output["systemMessage"] and "hookSpecificOutput" not in output
+    ((text,),) = daemon.query("SELECT text FROM events")
+    assert text.startswith("deploy it") and "7781" not in text
+    again = daemon.hook("UserPromptSubmit", json.dumps(payload).encode())  # a repeated hook: told once
+    assert again.stdout == b""

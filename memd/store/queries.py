@@ -33,6 +33,10 @@ async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
     return dict(zip(("events", "sessions", "projects", "rejected"), row, strict=True))
 
 
+async def redaction_totals(conn: aiosqlite.Connection) -> dict[str, int]:
+    return dict(await conn.execute_fetchall("SELECT name, total FROM redaction_totals ORDER BY name"))
+
+
 def db_bytes(path: str) -> int:
     """Size on disk of the database with its WAL."""
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
