@@ -8,8 +8,7 @@ so it is safe to log).
 Private tags
 ------------
 The user marks what must never be stored.  Three syntaxes, each enabled by
-``privacy.tags`` (all three by default), in any case of their ASCII letters, and
-strictly::
+``privacy.tags`` (all three by default), in any letter case, and strictly::
 
     <private>...</private>              "xml"
     [private]...[/private]              "bracket"
@@ -134,7 +133,7 @@ REDACTED: Final = "[REDACTED]"
 """What every secret becomes, whatever the private-tag marker."""
 
 _MAX_ROUNDS: Final = 4
-"""Tag scans before the fallback cut (see ``Privacy.text``)."""
+"""Rounds of tag removal before the fallback cut (see ``Privacy.text``)."""
 
 Span = tuple[int, int]
 
