@@ -193,7 +193,8 @@ class Pong(Reply):
 
 
 class Latency(msgspec.Struct, kw_only=True):
-    """Daemon-side handling time of one request kind, receive to reply, in ms."""
+    """Daemon-side handling time of one request kind, in ms: from the whole frame received
+    to the reply ready to write (for an ingest, after its commit)."""
 
     count: int
     p50: float

@@ -179,8 +179,10 @@ class Daemon:
                 return
             started = time.perf_counter()
             op, reply = await self._respond(body)
-            await stream.send(encode_frame(reply))
+            # Measured up to the reply being ready (the event committed), not past the write:
+            # the write wakes the client, and on a busy machine the kernel may run it first.
             self.latencies.record(op, (time.perf_counter() - started) * 1000)
+            await stream.send(encode_frame(reply))
 
     async def _next_frame(self, stream: anyio.abc.SocketStream, reader: FrameReader) -> bytes | None:
         """The next frame body; None at EOF, idle timeout or shutdown."""
