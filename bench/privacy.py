@@ -4,10 +4,10 @@ Four inputs, each filtered many times, p50/p99 (nearest rank) of the wall time:
 
 - a typical 2 KB tool output (code and log lines, no secret);
 - 1 MB of mixed code (Python, JavaScript, Go, shell, YAML, Java) and logs with sha256
-  digests and UUIDs, a few secrets of every kind and one private span: "typical" has a
-  line naming a password, token, key or auth every ~25 lines; "dense" has one in most
-  code lines (LLM client code: ``max_tokens``, ``token_count``, ``auth = Auth()``...),
-  the worst case for the ``key = value`` rule, whose candidates are judged in Python;
+  digests and UUIDs, a few secrets of every kind and one private span: in "typical",
+  one code line in 25 names a password, token, key or auth; in "dense", 9 in 10 do
+  (LLM client code: ``max_tokens``, ``token_count``, ``auth = Auth()``...), the worst
+  case for the ``key = value`` rule, whose candidates are judged in Python;
 - ``Privacy.value`` on Claude Code's real UserPromptSubmit payload
   (``../shared/fixtures/claude-code/hooks/hook_UserPromptSubmit.json``).
 
@@ -92,9 +92,11 @@ PLANTED = (
 PRIVATE = "note: <private>my home address is 221B Baker Street</private> done"
 
 
-def _alnum(
-    rng: random.Random, n: int, alphabet: str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-) -> str:
+ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _alnum(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    """``n`` random characters and a digit, so the secret surely mixes letters and digits."""
     return "".join(rng.choice(alphabet) for _ in range(n)) + "7"
 
 
