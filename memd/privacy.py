@@ -450,6 +450,12 @@ _TOKEN_PATTERNS: Final = (
     _Pattern(_token(r"ASIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])")),
 )
 
+_TOKEN_TRIGGER: Final = re.compile(
+    r"-----begin|://|authorization|bearer|gh[pousr]_|github_pat_|sk-|xox[abposr]-|eyj|akia|asia"
+)
+"""Something every token shape above starts with, in the lower-cased text: one search
+that lets the common text without any skip the eleven patterns."""
+
 # key = value: found from the words naming secrets (in the lower-cased text), then
 # judged in Python: the key by is_sensitive_key, the value by _bare_verdict.
 _KEY_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -467,6 +473,7 @@ _KEY_TAIL: Final = (
     r"""(?P<quote>\\?["']?)[ \t]{0,8}(?P<sep>=>|:=|=(?![=~>])|:(?![:=]))[ \t]{0,8}"""
 )
 _KEY_STEMS: Final = tuple(re.compile(word + _KEY_TAIL) for word in _KEY_WORDS)
+_KEY_TRIGGER: Final = re.compile("|".join(_KEY_WORDS))
 """A word naming a secret, then only trailers up to a separator: each starts with a
 literal, so the search is fast, and keys like ``max_tokens`` never reach Python."""
 _QUOTED: Final = re.compile(
@@ -782,11 +789,14 @@ class Privacy:
         ``low`` is ``_lower(text)`` when already known."""
         found = Redactions()
         if self._builtin_secrets:
-            text, found = _redact(text, _token_secrets(text, _lower(text) if low is None else low))
-            if found.secrets:
-                low = None
-            text, more = _redact(text, _assignments(text, _lower(text) if low is None else low))
-            found += more
+            low = _lower(text) if low is None else low
+            if _TOKEN_TRIGGER.search(low):
+                text, found = _redact(text, _token_secrets(text, low))
+                if found.secrets:
+                    low = _lower(text)
+            if _KEY_TRIGGER.search(low):
+                text, more = _redact(text, _assignments(text, low))
+                found += more
         for regex in self._extra:
             text, more = _redact(text, _extra_matches(regex, text, self._markers))
             found += more
