@@ -181,6 +181,9 @@ class Capture:
         normalized = normalize(event, payload, self.config)
         if isinstance(normalized, Skipped):
             return normalized
+        counts = _counts(redactions)
+        if any(counts.values()):
+            normalized.meta["privacy"] = counts
         limits = (self.config.max_field_chars, self.config.max_field_lines)
         return NewEvent(
             idem_key=idem_key,
@@ -199,5 +202,5 @@ class Capture:
             size=ingest.size or len(ingest.payload),
             truncated=ingest.truncated,
             session=_session_columns(normalized),
-            redactions=_counts(redactions),
+            redactions=counts,
         )
