@@ -253,7 +253,7 @@ class Daemon:
                 )
         except InvalidPayload as exc:
             size = request.size or len(request.payload)
-            self.store.writer.reject(request.event or "?", size, str(exc))
+            await self.store.writer.reject(request.event or "?", size, str(exc))
             log.warning("payload_refused", hook_event=request.event, size=size)
             return Error(code="invalid_payload", message=f"{request.event} event not stored: {exc}")
         if isinstance(event, Skipped):
@@ -333,7 +333,7 @@ class Daemon:
             log.warning("spool_version_mismatch", file=os.path.basename(path), error=str(exc))
             return
         except (spool.CorruptSpoolFile, ProtocolError, OSError) as exc:
-            self.store.writer.reject("spool", _size(path), f"unreadable spool file: {exc}")
+            await self.store.writer.reject("spool", _size(path), f"unreadable spool file: {exc}")
             log.warning("spool_file_refused", file=os.path.basename(path), error=str(exc))
             _unlink(path)
             results.append(True)

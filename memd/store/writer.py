@@ -71,11 +71,12 @@ class Rejection(NamedTuple):
 
 
 class _Job:
-    __slots__ = ("done", "error", "event", "project", "result")
+    """One write waiting for its batch: an event (with its project root) or a rejection."""
 
-    def __init__(self, event: NewEvent, project: str | None) -> None:
-        self.event = event
-        self.project = project
+    __slots__ = ("done", "error", "item", "result")
+
+    def __init__(self, item: tuple[NewEvent, str | None] | Rejection) -> None:
+        self.item = item
         self.done = anyio.Event()
         self.result: Committed | None = None
         self.error: StoreError | None = None
@@ -209,12 +210,23 @@ class Writer:
         self._conn = conn
         self._batch_max = batch_max
         self._thread = anyio.CapacityLimiter(1)
-        self._send, self._receive = anyio.create_memory_object_stream[_Job | Rejection](math.inf)
+        self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
         self._commits = 0  # since the last checkpoint
 
     async def submit(self, event: NewEvent, project: str | None) -> Committed:
         """Store ``event`` (of project root ``project``); return once it is committed."""
-        job = _Job(event, project)
+        job = await self._done(_Job((event, project)))
+        assert job.result is not None
+        return job.result
+
+    async def reject(self, event: str, size: int, reason: str) -> None:
+        """Record that a payload was refused (never its content); return once it is recorded."""
+        try:
+            await self._done(_Job(Rejection(time.time(), event, size, reason[:500])))
+        except StoreError:
+            log.warning("rejection_not_recorded", hook_event=event, size=size)
+
+    async def _done(self, job: _Job) -> _Job:
         try:
             self._send.send_nowait(job)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -222,15 +234,7 @@ class Writer:
         await job.done.wait()
         if job.error is not None:
             raise job.error
-        assert job.result is not None
-        return job.result
-
-    def reject(self, event: str, size: int, reason: str) -> None:
-        """Record that a payload was refused (never its content); written with the next batch."""
-        try:
-            self._send.send_nowait(Rejection(time.time(), event, size, reason[:500]))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.warning("rejection_not_recorded", hook_event=event, size=size)
+        return job
 
     def close(self) -> None:
         """No more submissions; ``run`` commits what is queued, then returns."""
@@ -283,17 +287,17 @@ class Writer:
     async def _in_thread(self, fn: Callable[..., T], *args: object) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._thread)
 
-    async def _commit(self, batch: list[_Job | Rejection]) -> None:
-        jobs = [item for item in batch if isinstance(item, _Job)]
-        rejections = [item for item in batch if isinstance(item, Rejection)]
+    async def _commit(self, batch: list[_Job]) -> None:
+        rejections = [job.item for job in batch if isinstance(job.item, Rejection)]
+        jobs = [job for job in batch if not isinstance(job.item, Rejection)]  # (a Rejection is a tuple too)
         started = time.perf_counter()
         try:
-            results = await self._in_thread(write_batch, self._conn, [(j.event, j.project) for j in jobs], rejections)
+            results = await self._in_thread(write_batch, self._conn, [job.item for job in jobs], rejections)
         except Exception as exc:  # sqlite3.Error above all; any failure must reach the callers
             error = StoreError(f"could not commit {len(jobs)} event(s): {exc}")
             unexpected = not isinstance(exc, sqlite3.Error)
             log.error("commit_failed", events=len(jobs), error=str(exc), exc_info=unexpected)
-            for job in jobs:
+            for job in batch:
                 job.error = error
                 job.done.set()
             return
@@ -308,4 +312,5 @@ class Writer:
         )
         for job, result in zip(jobs, results, strict=True):
             job.result = result
+        for job in batch:
             job.done.set()
