@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
-from .text import shorten
+from .text import plural, shorten
 
 __all__ = ["SessionSummary", "SummaryRow", "summarize"]
 
@@ -96,7 +96,7 @@ def summarize(rows: list[SummaryRow]) -> SessionSummary:
         parts.append("Commands: " + "; ".join(list(commands)[:6]))
     if errors:
         parts.append(f"Errors ({len(errors)}): " + "; ".join(errors[:3]))
-    parts.append(f"{len(rows)} events, {_duration(span)}")
+    parts.append(f"{plural(len(rows), 'event')}, {_duration(span)}")
     meta = {
         "goal": goal,
         "files_edited": dict(edited.most_common(50)),
