@@ -6,8 +6,9 @@ returns one line a person can scan::
     Goal: fix the flaky login test · Edited 3 files: config.py, handler.py, schema.py
     · Commands: pytest; git commit · Errors (1): pytest -x: Exit code 1 · 15 events, 12 min
 
-The store refreshes it on every Stop and on SessionEnd, so a session whose
-SessionEnd never arrives (it has a 1.5 s budget) still has its summary.
+The store refreshes it on Stop (at most every 15 s per session) and on SessionEnd,
+so a session whose SessionEnd never arrives (it has a 1.5 s budget) still has its
+summary, at most 15 s of activity stale.
 """
 
 from __future__ import annotations

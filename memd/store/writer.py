@@ -47,6 +47,9 @@ T = TypeVar("T")
 
 SUMMARY_EVENTS = frozenset({"Stop", "SessionEnd"})
 """Hook events after which the session's summary is recomputed."""
+SUMMARY_INTERVAL = 15.0
+"""Seconds between two Stop-triggered summaries of one session (SessionEnd always
+refreshes): a summary reads the whole session, ~10 ms per 1,000 events."""
 
 CHECKPOINT_IDLE = 0.05
 """Seconds without a request after which the writer checkpoints the WAL."""
@@ -159,12 +162,17 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
 
 
 def write_batch(
-    conn: sqlite3.Connection, jobs: list[tuple[NewEvent, str | None]], rejections: list[Rejection]
+    conn: sqlite3.Connection,
+    jobs: list[tuple[NewEvent, str | None]],
+    rejections: list[Rejection],
+    summarize_sessions: frozenset[str] = frozenset(),
 ) -> list[Committed]:
     """Write one batch in one transaction; the result lines up with ``jobs``.
 
     An event whose idempotency key is already stored (earlier, or earlier in this
     batch) is not written again: its result is the stored id, ``duplicate=True``.
+    The summaries of ``summarize_sessions`` are refreshed when one of their events in
+    the batch is a new Stop or SessionEnd.
     """
     now = time.time()
     conn.execute("BEGIN IMMEDIATE")
@@ -179,7 +187,7 @@ def write_batch(
             project_id = project_ids.get(root) if root else None
             result = _insert(conn, event, project_id)
             results.append(result)
-            if event.session_id and event.event in SUMMARY_EVENTS and not result.duplicate:
+            if event.session_id in summarize_sessions and event.event in SUMMARY_EVENTS and not result.duplicate:
                 summaries[event.session_id] = project_id
         for session_id, project_id in summaries.items():
             refresh_summary(conn, session_id, project_id, now)
@@ -212,6 +220,7 @@ class Writer:
         self._thread = anyio.CapacityLimiter(1)
         self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
         self._commits = 0  # since the last checkpoint
+        self._summarized: dict[str, float] = {}  # session -> when its summary was last refreshed
 
     async def submit(self, event: NewEvent, project: str | None) -> Committed:
         """Store ``event`` (of project root ``project``); return once it is committed."""
@@ -284,6 +293,20 @@ class Writer:
         if not complete:
             log.debug("checkpoint_incomplete")
 
+    def _due_summaries(self, events: list[NewEvent]) -> frozenset[str]:
+        now = time.monotonic()
+        due = set()
+        for event in events:
+            if not event.session_id or event.event not in SUMMARY_EVENTS:
+                continue
+            last = self._summarized.get(event.session_id)
+            if event.event == "SessionEnd" or last is None or now - last >= SUMMARY_INTERVAL:
+                due.add(event.session_id)
+                self._summarized[event.session_id] = now
+        if len(self._summarized) > 10_000:  # forget sessions long over
+            self._summarized = dict(sorted(self._summarized.items(), key=lambda kv: kv[1])[-1_000:])
+        return frozenset(due)
+
     async def _in_thread(self, fn: Callable[..., T], *args: object) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._thread)
 
@@ -291,8 +314,10 @@ class Writer:
         rejections = [job.item for job in batch if isinstance(job.item, Rejection)]
         jobs = [job for job in batch if not isinstance(job.item, Rejection)]  # (a Rejection is a tuple too)
         started = time.perf_counter()
+        items = [job.item for job in jobs]
+        summarize = self._due_summaries([event for event, _ in items])
         try:
-            results = await self._in_thread(write_batch, self._conn, [job.item for job in jobs], rejections)
+            results = await self._in_thread(write_batch, self._conn, items, rejections, summarize)
         except Exception as exc:  # sqlite3.Error above all; any failure must reach the callers
             error = StoreError(f"could not commit {len(jobs)} event(s): {exc}")
             unexpected = not isinstance(exc, sqlite3.Error)
