@@ -6,6 +6,7 @@ limited to ~104 bytes and pytest's tmp_path can be longer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.instance import holder, is_locked
 from memd.protocol import Ping, Pong, Request, Status, StatusReport
 from memd_client.memctl import HOOK_SCRIPT
 from memd_client.paths import Paths, resolve
@@ -163,6 +165,9 @@ def instance() -> Iterator[Instance]:
         if inst.process is not None:
             inst.process.kill()
             inst.process.wait()
+        if is_locked(inst.paths.lock_file):  # a daemon `memctl daemon start` left behind by a failed test
+            with contextlib.suppress(ProcessLookupError, TypeError):
+                os.kill(holder(inst.paths.lock_file)["pid"], signal.SIGKILL)  # type: ignore[arg-type]
         shutil.rmtree(root, ignore_errors=True)
 
 
