@@ -166,7 +166,7 @@ def instance() -> Iterator[Instance]:
             inst.process.kill()
             inst.process.wait()
         if is_locked(inst.paths.lock_file):  # a daemon `memctl daemon start` left behind by a failed test
-            with contextlib.suppress(ProcessLookupError, TypeError):
+            with contextlib.suppress(ProcessLookupError, TypeError, KeyError):
                 os.kill(holder(inst.paths.lock_file)["pid"], signal.SIGKILL)  # type: ignore[arg-type]
         shutil.rmtree(root, ignore_errors=True)
 
