@@ -32,6 +32,8 @@ from memd.protocol import (
     Ok,
     Ping,
     Pong,
+    Rebuild,
+    Rebuilt,
     Search,
     SearchResults,
     Shutdown,
@@ -72,9 +74,9 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _client(args: argparse.Namespace) -> Client:
+def _client(args: argparse.Namespace, timeout: float | None = None) -> Client:
     try:
-        return Client(args.paths.socket)
+        return Client(args.paths.socket) if timeout is None else Client(args.paths.socket, timeout=timeout)
     except DaemonUnavailable as exc:
         raise CommandError(f"{exc}; {NOT_RUNNING_FIX}") from None
 
@@ -137,6 +139,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  spool backlog: {report.spool_backlog}",
         f"  database:      {report.db_bytes / 1e6:.1f} MB",
     ]
+    if (e := report.embedding) is not None:
+        lines.append(f"  embedding:     {e.model}: {e.state}" + (f" ({e.reason})" if e.reason else ""))
+        lines.append(
+            f"  vectors:       {e.index_vectors} in the index, {e.stored_vectors} stored; outbox backlog {e.backlog}"
+            f" (oldest {e.oldest_pending_age:.0f} s), {e.failed} failed"
+        )
     for op, lat in sorted(report.latency_ms.items()):
         lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
     _emit(args, data, "\n".join(lines))
@@ -173,14 +181,64 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    request = Search(
+        query=args.query,
+        limit=args.limit,
+        cwd=os.getcwd(),
+        project=args.project,
+        all_projects=args.all_projects,
+        kind=args.kind,
+        tool=args.tool,
+        session=args.session,
+        path=args.path,
+        since=args.since,
+        until=args.until,
+    )
     with _client(args) as client:
-        reply = client.call(Search(query=args.query, limit=args.limit), SearchResults)
-    lines = []
+        reply = client.call(request, SearchResults)
+    lines = [f"{reply.mode} search in {reply.scope or 'all projects'}" + (f" ({reply.notice})" if reply.notice else "")]
     for hit in reply.results:
-        lines.append(f"#{hit.id:<7} {hit.score:7.3f}  {_when(hit.received_at)}  {hit.kind:<18} {hit.title}")
-        lines.append(f"         {hit.snippet.replace(chr(10), ' ')}")
-    _emit(args, _plain(reply), "\n".join(lines) if lines else f"no matches for {args.query!r}")
+        lines.append(
+            f"{KINDS.get(hit.kind, KINDS['event'])} #{hit.id:<7} {hit.confidence:4.2f}  {_when(hit.client_ts)}"
+            f"  {hit.title}"
+        )
+        lines.append(f"           {hit.snippet.replace(chr(10), ' ')}")
+        if args.lanes:
+            lanes = ", ".join(f"{lane} #{rank}" for lane, rank in hit.lanes.items())
+            similarity = f"; similarity {hit.similarity:.2f}" if hit.similarity is not None else ""
+            lines.append(f"           why: {lanes}; matched {', '.join(hit.matched) or 'no words'}{similarity}")
+    if not reply.results:
+        lines.append(f"no matches for {args.query!r}")
+    _emit(args, _plain(reply), "\n".join(lines))
     return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    everything = not args.fts and not args.vectors
+    request = Rebuild(fts=args.fts or everything, vectors=args.vectors or everything)
+    with _client(args, timeout=3600.0) as client:
+        reply = client.call(request, Rebuilt)
+    lines = []
+    if request.fts:
+        lines.append(f"keyword indexes rebuilt from {reply.fts_rows} events")
+    if request.vectors:
+        lines.append(f"{reply.vectors_queued} events queued for embedding (progress: memctl status)")
+    _emit(args, _plain(reply), "\n".join(lines))
+    return 0
+
+
+def _time(text: str) -> float:
+    """A time for --since/--until: ISO date or datetime (local time), or an age like 30m, 12h, 7d, 2w."""
+    units = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    text = text.strip()
+    if text[:-1].isdigit() and text[-1:].lower() in units:
+        return time.time() - int(text[:-1]) * units[text[-1].lower()]
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: use a date (2026-11-21), a datetime (2026-11-21T14:00) or an age (12h, 7d)"
+        ) from None
 
 
 def _ping(socket_path: str) -> Pong | None:
@@ -283,9 +341,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tool", help="only calls of this tool (Bash, Edit, mcp__server__tool, ...)")
     p.add_argument("--project", help="only this project (its root path, or a part of it)")
     p.add_argument("--limit", type=int, default=20, help="how many events (default 20)")
-    p = command("search", cmd_search, "keyword search over every event, best match first")
+    p = command("search", cmd_search, "hybrid (keyword + meaning) search, best match first, in this project")
     p.add_argument("query")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", help="search this project (its root path, or a part of it)")
+    scope.add_argument("--all-projects", action="store_true", help="search every project")
+    p.add_argument("--kind", choices=sorted(KINDS), help="only events of this kind")
+    p.add_argument("--tool", help="only calls of this tool")
+    p.add_argument("--session", help="only this session id")
+    p.add_argument("--path", help="only events about a file whose path contains this")
+    p.add_argument("--since", type=_time, help="only events after this (2026-11-21, 12h, 7d)")
+    p.add_argument("--until", type=_time, help="only events before this")
     p.add_argument("--limit", type=int, default=10, help="how many hits (default 10)")
+    p.add_argument("--lanes", action="store_true", help="show why each hit was retrieved")
+    p = command("rebuild", cmd_rebuild, "recreate the keyword indexes and/or the vectors from the event log")
+    p.add_argument("--fts", action="store_true", help="the keyword indexes (both FTS tables)")
+    p.add_argument("--vectors", action="store_true", help="every vector: re-embed all events in the background")
     p = command("daemon", lambda a: 2, "start or stop the daemon in the background")
     p.add_argument("action", choices=["start", "stop"])
     p = command("hook-command", cmd_hook_command, "print the command line Claude Code should run for a hook event")

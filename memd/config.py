@@ -30,6 +30,17 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     secrets = true              # passwords, API keys, tokens, private keys -> [REDACTED]
     extra_patterns = []         # your own regular expressions; each match -> [REDACTED]
 
+    [embedding]                 # vectors for search by meaning (memd/embed.py)
+    enabled = true              # false: keyword search only, no model loaded
+    model = "sentence-transformers/all-MiniLM-L6-v2"  # offline default; any fastembed model (downloaded)
+    threads = 0                 # ONNX Runtime threads; 0 = one per core
+    batch_size = 32             # texts per embedding call (larger grows memory, not speed)
+
+    [retrieval]
+    rrf_k = 60                  # reciprocal rank fusion constant
+    recency_half_life_days = 14 # the recency boost halves every N days (a boost, never a cutoff)
+    min_confidence = 0.45       # hits below it are "low confidence" (no_match territory)
+
 File locations are not configured here (see memd_client/paths.py): the hook client
 must find the socket without reading TOML.
 """
@@ -57,6 +68,19 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class StoreConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     busy_timeout_ms: Annotated[int, msgspec.Meta(ge=0)] = 5000
     batch_max: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 256
+
+
+class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool = True
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    threads: Annotated[int, msgspec.Meta(ge=0, le=256)] = 0
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=32)] = 32
+
+
+class RetrievalConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    rrf_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 60
+    recency_half_life_days: Positive = 14.0
+    min_confidence: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.45
 
 
 TRIVIAL_COMMANDS = (
@@ -103,6 +127,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
     privacy: PrivacyConfig = msgspec.field(default_factory=PrivacyConfig)
     capture: CaptureConfig = msgspec.field(default_factory=CaptureConfig)
+    embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
+    retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
 
 
 class ConfigError(Exception):

@@ -34,6 +34,7 @@ __all__ = [
     "NEED_DATA",
     "PROTOCOL_VERSION",
     "BadRequest",
+    "EmbeddingStatus",
     "Error",
     "EventRow",
     "Events",
@@ -48,6 +49,8 @@ __all__ = [
     "Ping",
     "Pong",
     "ProtocolError",
+    "Rebuild",
+    "Rebuilt",
     "Reply",
     "Request",
     "Search",
@@ -155,15 +158,39 @@ class History(Request):
 
 
 class Search(Request):
+    """Hybrid search.  Scope: ``project`` if given, else the project of ``cwd``, else all;
+    ``all_projects`` overrides both."""
+
     query: str
     limit: int = 10
+    cwd: str | None = None
+    project: str | None = None
+    """A project root, or a part of one (``memd`` matches ``/home/me/src/memd``)."""
+    all_projects: bool = False
+    kind: str | None = None
+    tool: str | None = None
+    session: str | None = None
+    path: str | None = None
+    """Only events about a file whose path contains this."""
+    since: float | None = None
+    until: float | None = None
+    """Unix times bounding the event's own timestamp."""
+    lanes: list[str] = []
+    """Run only these lanes (keyword, trigram, substring, vector); empty: all."""
+
+
+class Rebuild(Request):
+    """Recreate derived data from the event log: keyword indexes and/or vectors."""
+
+    fts: bool = False
+    vectors: bool = False
 
 
 class Shutdown(Request):
     """Ask the daemon to stop as it would on SIGTERM."""
 
 
-RequestType = Ingest | Ping | Status | History | Search | Shutdown
+RequestType = Ingest | Ping | Status | History | Search | Rebuild | Shutdown
 
 
 # --- replies --------------------------------------------------------------------------
@@ -202,6 +229,23 @@ class Latency(msgspec.Struct, kw_only=True):
     p99: float
 
 
+class EmbeddingStatus(msgspec.Struct, kw_only=True):
+    """The vector side of retrieval: model, index and outbox."""
+
+    model: str
+    state: str
+    """``loading`` | ``indexing`` | ``ready`` | ``unavailable`` (see ``reason``) | ``disabled``."""
+    reason: str = ""
+    index_vectors: int = 0
+    stored_vectors: int = 0
+    backlog: int = 0
+    """Events waiting for their vectors (pending or being embedded)."""
+    oldest_pending_age: float = 0.0
+    """Seconds the oldest waiting event has waited."""
+    failed: int = 0
+    """Events whose embedding failed every retry (``memctl rebuild --vectors`` retries them)."""
+
+
 class StatusReport(Reply):
     version: str
     protocol: int
@@ -216,6 +260,7 @@ class StatusReport(Reply):
     rejected: int
     spool_backlog: int
     db_bytes: int
+    embedding: EmbeddingStatus | None = None
     latency_ms: dict[str, Latency] = {}
     redactions: dict[str, int] = {}
     """Totals of what privacy filtering removed (private_spans, secrets, unclosed, chars_removed)."""
@@ -248,13 +293,34 @@ class Hit(msgspec.Struct, kw_only=True):
     title: str
     snippet: str
     score: float
+    """The ranking score (higher first); comparable only within one result list."""
+    confidence: float
+    """Calibrated in [0, 1] across queries: how sure memd is that the hit is about the query."""
     session_id: str | None
     received_at: float
+    client_ts: float = 0.0
+    project: str | None = None
+    lanes: dict[str, int] = {}
+    """Why it was retrieved: each lane that found it, with its rank there (1 = best)."""
+    matched: list[str] = []
+    """The query's words found in it."""
+    similarity: float | None = None
+    """Cosine similarity to the query, when the vector lane found it."""
 
 
 class SearchResults(Reply):
     query: str
     results: list[Hit]
+    mode: str = "keyword"
+    """``hybrid`` (keywords and vectors) or ``keyword`` (vectors not ready: see ``notice``)."""
+    notice: str = ""
+    scope: str | None = None
+    """The project searched, or None for all projects."""
+
+
+class Rebuilt(Reply):
+    fts_rows: int = 0
+    vectors_queued: int = 0
 
 
 class Ok(Reply):
@@ -266,7 +332,7 @@ class Error(Reply):
     message: str
 
 
-ReplyType = Ingested | Pong | StatusReport | Events | SearchResults | Ok | Error
+ReplyType = Ingested | Pong | StatusReport | Events | SearchResults | Rebuilt | Ok | Error
 
 
 # --- codec ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Lifecycle, as structured concurrency (every task has an owner, nothing is
 fire-and-forget)::
 
-    run()                       instance lock, store, writer task, listener
+    run()                       instance lock, store, writer task, indexer task, listener
       Daemon.serve()            background: signal watcher, spool drain loop
         Daemon._accept_loop()   one task per connection, in the `handlers` group
 
@@ -36,6 +36,7 @@ from . import __version__, spool
 from .capture import Capture, InvalidPayload, Skipped, project_root
 from .config import Config
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
+from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
 from .metrics import Latencies
 from .peer import peer_uid
@@ -44,6 +45,7 @@ from .protocol import (
     NEED_DATA,
     PROTOCOL_VERSION,
     BadRequest,
+    EmbeddingStatus,
     Error,
     Events,
     FrameReader,
@@ -55,10 +57,11 @@ from .protocol import (
     Ping,
     Pong,
     ProtocolError,
+    Rebuild,
+    Rebuilt,
     Reply,
     RequestType,
     Search,
-    SearchResults,
     Shutdown,
     Status,
     StatusReport,
@@ -66,7 +69,9 @@ from .protocol import (
     decode_request,
     encode_frame,
 )
-from .store import Store, StoreError, open_store, queries
+from .retrieve import Retriever
+from .store import Store, StoreError, open_store, outbox, queries
+from .store.schema import rebuild_keyword_indexes
 
 __all__ = ["Daemon", "run"]
 
@@ -82,10 +87,12 @@ SPOOL_PARALLEL = 64
 class Daemon:
     """Serves one store on one listener; ``close`` begins a graceful shutdown."""
 
-    def __init__(self, paths: Paths, config: Config, store: Store) -> None:
+    def __init__(self, paths: Paths, config: Config, store: Store, indexer: Indexer | None = None) -> None:
         self.paths = paths
         self.config = config
         self.store = store
+        self.indexer = indexer
+        self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.capture = Capture(config.capture, Privacy(config.privacy))
         self.skipped = 0
         self._capture_thread = anyio.CapacityLimiter(1)
@@ -235,9 +242,11 @@ class Daemon:
                     project=request.project,
                 )
                 return Events(events=rows)
-            case Search(query=query, limit=limit):
-                hits = await queries.search(self.store.reader, query, _clamp(limit))
-                return SearchResults(query=query, results=hits)
+            case Search():
+                request.limit = _clamp(request.limit)
+                return await self.retriever.search(request)
+            case Rebuild():
+                return await self.rebuild(request)
             case Shutdown():
                 self.close()
                 return Ok()
@@ -273,6 +282,8 @@ class Daemon:
             duplicate=committed.duplicate,
             **{k: v for k, v in event.redactions.items() if v},
         )
+        if self.indexer is not None and not committed.duplicate:
+            self.indexer.notify()
         stdout = ""
         if event.event == "UserPromptSubmit" and event.redactions.get("unclosed") and not committed.duplicate:
             stdout = hook_output(event.event, system_message=UNCLOSED_PRIVATE_NOTICE)
@@ -293,8 +304,38 @@ class Daemon:
             latency_ms=self.latencies.snapshot(),
             redactions=await queries.redaction_totals(self.store.reader),
             skipped=self.skipped,
+            embedding=await self.embedding_status(),
             **counts,
         )
+
+    async def embedding_status(self) -> EmbeddingStatus:
+        waiting = await self.store.readers.run(outbox.stats, time.time())
+        indexer = self.indexer
+        return EmbeddingStatus(
+            model=indexer.model if indexer else self.config.embedding.model,
+            state=indexer.state if indexer else "disabled",
+            reason=indexer.reason if indexer else "",
+            index_vectors=len(indexer.index) if indexer and indexer.index is not None else 0,
+            stored_vectors=waiting.vectors,
+            backlog=waiting.backlog,
+            oldest_pending_age=waiting.oldest_pending_age,
+            failed=waiting.failed,
+        )
+
+    async def rebuild(self, request: Rebuild) -> Rebuilt:
+        """Recreate derived data from the event log (``memctl rebuild``)."""
+        reply = Rebuilt()
+        if request.fts:
+            reply.fts_rows = await self.store.writer.call(rebuild_keyword_indexes)
+            log.info("keyword_indexes_rebuilt", rows=reply.fts_rows)
+        if request.vectors:
+            if self.indexer is not None:
+                await self.indexer.reset()
+            else:
+                await self.store.writer.call(outbox.requeue_all)
+            reply.vectors_queued = (await self.store.readers.run(outbox.stats, time.time())).backlog
+            log.info("vectors_requeued", events=reply.vectors_queued)
+        return reply
 
     # --- spool ----------------------------------------------------------------------
 
@@ -393,9 +434,13 @@ async def run(
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(store.writer.run)
+            indexer = Indexer(config.embedding, paths.database, paths.data_dir, store.writer)
             try:
                 listener = await _listen(paths.socket)
-                await Daemon(paths, config, store).serve(listener, task_status=task_status)
+                async with anyio.create_task_group() as services:
+                    services.start_soon(indexer.run)
+                    await Daemon(paths, config, store, indexer).serve(listener, task_status=task_status)
+                    services.cancel_scope.cancel()  # the indexer saves its index on the way out
             finally:
                 store.writer.close()
         log.info("stopped")

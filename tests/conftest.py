@@ -41,8 +41,9 @@ def hook_fixtures() -> list[Path]:
 class Instance:
     """One isolated memd: its environment, paths, and (when started) its process."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, *, embedding: bool = False) -> None:
         self.root = root
+        self.embedding = embedding
         self.env = {
             **os.environ,
             "XDG_RUNTIME_DIR": f"{root}/run",
@@ -56,6 +57,16 @@ class Instance:
         self.paths: Paths = resolve(env=self.env)
         self.process: subprocess.Popen[bytes] | None = None
         self.stderr_file = f"{root}/memd.stderr"
+        self.configure()
+
+    def configure(self, toml: str = "") -> None:
+        """Write the config file.  The embedding model stays off unless the instance asked
+        for it: loading it costs a second of CPU per daemon, which most tests never use."""
+        if not self.embedding and "[embedding]" not in toml:
+            toml += "\n[embedding]\nenabled = false\n"
+        os.makedirs(os.path.dirname(self.paths.config_file), exist_ok=True)
+        with open(self.paths.config_file, "w") as f:
+            f.write(toml)
 
     # --- daemon -------------------------------------------------------------------------
 

@@ -224,9 +224,7 @@ def test_peers_of_another_uid_are_refused(instance: Instance) -> None:
 
 
 def test_bad_config_is_a_clear_error(instance: Instance) -> None:
-    os.makedirs(os.path.dirname(instance.paths.config_file))
-    with open(instance.paths.config_file, "w") as f:
-        f.write("[store]\nbatch_maxx = 3\n")
+    instance.configure("[store]\nbatch_maxx = 3\n")
     result = subprocess.run([sys.executable, "-m", "memd"], env=instance.env, capture_output=True, text=True)
     assert result.returncode == 2
     assert "batch_maxx" in result.stderr and instance.paths.config_file in result.stderr

@@ -48,11 +48,8 @@ def test_daemon_start_status_and_stop(instance: Instance) -> None:
 
 
 def test_daemon_start_reports_why_it_failed(instance: Instance) -> None:
-    import os
 
-    os.makedirs(os.path.dirname(instance.paths.config_file))
-    with open(instance.paths.config_file, "w") as f:
-        f.write("[daemon]\nlog_level = 'loud'\n")
+    instance.configure("[daemon]\nlog_level = 'loud'\n")
     result = instance.memctl("daemon", "start")
     assert result.returncode == 1
     assert "log_level" in result.stderr
@@ -68,13 +65,18 @@ def test_history_and_search(daemon: Instance) -> None:
     per_session = json.loads(daemon.memctl("history", "--session", session, "--limit", "100", "--json").stdout)
     assert per_session["events"] and {e["session_id"] for e in per_session["events"]} == {session}
 
-    found = json.loads(daemon.memctl("search", "echo hello", "--json").stdout)
-    assert found["query"] == "echo hello"
+    here = json.loads(daemon.memctl("search", "echo hello", "--json").stdout)  # memctl runs in this repo
+    assert here["results"] == [] and "--all-projects" in here["notice"]
+    found = json.loads(daemon.memctl("search", "echo hello", "--all-projects", "--json").stdout)
+    assert found["query"] == "echo hello" and found["scope"] is None and found["mode"] == "keyword"
     top = found["results"][0]
-    assert {"id", "kind", "title", "snippet", "score"} <= top.keys()
-    assert top["kind"] in ("tool", "tool_use") and "[echo]" in top["snippet"]
-    assert "#" in daemon.memctl("search", "echo hello").stdout
-    assert "no matches" in daemon.memctl("search", "zebra-unicorn").stdout
+    assert {"id", "kind", "title", "snippet", "score", "confidence", "lanes", "matched"} <= top.keys()
+    assert "[echo] [hello]" in top["snippet"] and top["lanes"]["keyword"] == 1 and top["confidence"] > 0.8
+    assert "tool" in {hit["kind"] for hit in found["results"]}
+    assert "embeddings are disabled" in found["notice"]
+    shown = daemon.memctl("search", "echo hello", "--all-projects", "--lanes").stdout
+    assert "#" in shown and "why: keyword #1" in shown
+    assert "no matches" in daemon.memctl("search", "zebra-unicorn", "--all-projects").stdout
 
 
 def test_hook_command_runs_the_hook(daemon: Instance) -> None:

@@ -9,10 +9,11 @@ from contextlib import asynccontextmanager
 
 import aiosqlite
 
+from .readers import Readers
 from .schema import migrate
 from .writer import Committed, StoreError, Writer
 
-__all__ = ["Committed", "Store", "StoreError", "Writer", "open_store"]
+__all__ = ["Committed", "Readers", "Store", "StoreError", "Writer", "open_store"]
 
 
 WAL_SIZE_LIMIT = 32 * 1024 * 1024
@@ -25,12 +26,13 @@ def _pragmas(busy_timeout_ms: int) -> list[str]:
 
 
 class Store:
-    """An open database: ``writer`` for every write, ``reader`` for queries."""
+    """An open database: ``writer`` for every write, ``reader`` and ``readers`` for queries."""
 
-    def __init__(self, path: str, writer: Writer, reader: aiosqlite.Connection) -> None:
+    def __init__(self, path: str, writer: Writer, reader: aiosqlite.Connection, readers: Readers) -> None:
         self.path = path
         self.writer = writer
         self.reader = reader
+        self.readers = readers
 
 
 def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -58,12 +60,14 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
         os.chmod(path, 0o600)
         read_conn = await aiosqlite.connect(path, isolation_level=None)
         writer = Writer(write_conn, batch_max)
+        readers = Readers(path, busy_timeout_ms=busy_timeout_ms)
         try:
             for pragma in _pragmas(busy_timeout_ms):
                 await read_conn.execute(pragma)
-            yield Store(path, writer, read_conn)
+            yield Store(path, writer, read_conn, readers)
         finally:
             writer.release()
+            readers.close()
             await read_conn.close()
     finally:
         write_conn.close()

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 
 import aiosqlite
 
-from ..protocol import EventRow, Hit
+from ..protocol import EventRow
 
-__all__ = ["counts", "fts_query", "history", "search"]
-
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def fts_query(text: str, operator: str = "AND") -> str:
-    """An FTS5 MATCH expression for free text: its words joined by ``operator``, each quoted.
-
-    Quoting makes FTS5 operators in user text (``AND``, ``-``, ``"``, ``*``) plain words.
-    """
-    return f" {operator} ".join(f'"{token}"' for token in _TOKEN.findall(text))
+__all__ = ["counts", "db_bytes", "history", "redaction_totals"]
 
 
 async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
@@ -89,40 +78,3 @@ async def history(
 
 def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-async def search(conn: aiosqlite.Connection, query: str, limit: int) -> list[Hit]:
-    """Keyword search, best match first; ``score`` is the negated BM25 (higher is better).
-
-    Events with every word come first; only when none has them all does any word do.
-    """
-    hits = await _match(conn, fts_query(query, "AND"), limit)
-    if not hits and len(_TOKEN.findall(query)) > 1:
-        hits = await _match(conn, fts_query(query, "OR"), limit)
-    return hits
-
-
-async def _match(conn: aiosqlite.Connection, match: str, limit: int) -> list[Hit]:
-    if not match:
-        return []
-    rows = await conn.execute_fetchall(
-        "SELECT e.id, e.kind, e.tool, e.title,"
-        " snippet(events_fts, 1, '[', ']', '…', 16), bm25(events_fts, 2.0, 1.0) AS rank,"
-        " e.session_id, e.received_at"
-        " FROM events_fts JOIN events e ON e.id = events_fts.rowid"
-        " WHERE events_fts MATCH ? ORDER BY rank LIMIT ?",
-        [match, max(0, limit)],
-    )
-    return [
-        Hit(
-            id=r[0],
-            kind=r[1],
-            tool=r[2],
-            title=r[3],
-            snippet=r[4],
-            score=round(-r[5], 4),
-            session_id=r[6],
-            received_at=r[7],
-        )
-        for r in rows
-    ]

@@ -4,9 +4,11 @@ Each migration runs in one transaction together with its row in
 ``schema_migrations``, so a database is always at a version it records.  Never edit
 a released migration: append a new one.
 
-``events`` is the log of truth and is append-only (a trigger refuses updates); the
-FTS table is derived from it by triggers and can be rebuilt with
-``INSERT INTO events_fts(events_fts) VALUES ('rebuild')``.
+``events`` is the log of truth and is append-only (a trigger refuses updates).
+Everything else about an event is derived from it by triggers in the same
+transaction: the keyword index ``events_fts``, the trigram index ``events_cjk``, and
+the ``vector_outbox`` row that gets the event its vectors.  ``memctl rebuild``
+recreates the derived tables from the log.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import sqlite3
 import time
 from typing import Final, NamedTuple
 
-__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "pending"]
+__all__ = ["CJK_GLOB", "MIGRATIONS", "Migration", "applied", "migrate", "pending", "rebuild_keyword_indexes"]
+
+CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
+"""GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs: the rows
+the trigram index takes.  ``memd.retrieve.query.has_cjk`` is its Python twin."""
 
 
 class Migration(NamedTuple):
@@ -125,6 +131,104 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        3,
+        "retrieval: stemmed keyword index, trigram index of CJK rows, vector outbox and stored vectors",
+        f"""
+        -- English stemming (porter over unicode61): 'tests' finds 'testing', 'injected' finds 'inject'.
+        DROP TRIGGER events_fts_insert;
+        DROP TRIGGER events_fts_delete;
+        DROP TRIGGER events_fts_update;
+        DROP TABLE events_fts;
+        CREATE VIRTUAL TABLE events_fts USING fts5(
+            title, text, content='events', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER events_fts_insert AFTER INSERT ON events
+        BEGIN
+            INSERT INTO events_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+        CREATE TRIGGER events_fts_delete AFTER DELETE ON events
+        BEGIN
+            INSERT INTO events_fts(events_fts, rowid, title, text)
+            VALUES ('delete', old.id, old.title, old.text);
+        END;
+        CREATE TRIGGER events_fts_update AFTER UPDATE ON events
+        BEGIN
+            INSERT INTO events_fts(events_fts, rowid, title, text)
+            VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO events_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+        INSERT INTO events_fts(events_fts) VALUES ('rebuild');
+        -- Document frequencies, for weighting query terms and capping common ones.
+        CREATE VIRTUAL TABLE events_fts_terms USING fts5vocab(events_fts, 'row');
+
+        -- Trigrams find substrings: Korean words carry particles ('검색을') that a word index
+        -- never splits off.  Trigrams cost ~4x the word index, so only rows with CJK text get them.
+        CREATE VIRTUAL TABLE events_cjk USING fts5(title, text, tokenize='trigram');
+        CREATE TRIGGER events_cjk_insert AFTER INSERT ON events
+        WHEN new.title || ' ' || new.text GLOB '{CJK_GLOB}'
+        BEGIN
+            INSERT INTO events_cjk(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+        CREATE TRIGGER events_cjk_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM events_cjk WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER events_cjk_update AFTER UPDATE OF title, text ON events
+        BEGIN
+            DELETE FROM events_cjk WHERE rowid = old.id;
+            INSERT INTO events_cjk(rowid, title, text)
+            SELECT new.id, new.title, new.text WHERE new.title || ' ' || new.text GLOB '{CJK_GLOB}';
+        END;
+        INSERT INTO events_cjk(rowid, title, text)
+        SELECT id, title, text FROM events WHERE title || ' ' || text GLOB '{CJK_GLOB}';
+
+        -- Events waiting for their vectors, enqueued in the transaction that stores the event.
+        CREATE TABLE vector_outbox (
+            event_id    INTEGER PRIMARY KEY,
+            state       TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (state IN ('pending', 'processing', 'done', 'failed')),
+            attempts    INTEGER NOT NULL DEFAULT 0,
+            due_at      REAL NOT NULL DEFAULT 0,
+            claimed_at  REAL,
+            enqueued_at REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0),
+            error       TEXT
+        );
+        CREATE INDEX vector_outbox_by_state ON vector_outbox(state, event_id);
+        CREATE TRIGGER events_outbox_insert AFTER INSERT ON events
+        BEGIN
+            INSERT INTO vector_outbox(event_id) VALUES (new.id);
+        END;
+        CREATE TRIGGER events_outbox_update AFTER UPDATE OF title, text ON events
+        BEGIN
+            INSERT INTO vector_outbox(event_id) VALUES (new.id)
+            ON CONFLICT(event_id) DO UPDATE SET state = 'pending', attempts = 0, due_at = 0,
+                claimed_at = NULL, enqueued_at = excluded.enqueued_at, error = NULL;
+        END;
+        INSERT INTO vector_outbox(event_id) SELECT id FROM events;
+
+        -- Vectors (float16, unit length), one per window of an event's text; `id` is the key
+        -- in the usearch index, which is rebuilt from here without re-embedding.
+        CREATE TABLE vectors (
+            id          INTEGER PRIMARY KEY,
+            event_id    INTEGER NOT NULL,
+            chunk       INTEGER NOT NULL,
+            vector      BLOB NOT NULL,
+            UNIQUE (event_id, chunk)
+        );
+        CREATE TRIGGER events_vectors_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM vector_outbox WHERE event_id = old.id;
+            DELETE FROM vectors WHERE event_id = old.id;
+        END;
+        -- What the stored vectors are: a different model or dimension re-embeds everything.
+        CREATE TABLE embedding_version (
+            id          INTEGER PRIMARY KEY CHECK (id = 1),
+            version     TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 
@@ -156,3 +260,23 @@ def migrate(conn: sqlite3.Connection) -> list[Migration]:
                 conn.rollback()
             raise
     return todo
+
+
+def rebuild_keyword_indexes(conn: sqlite3.Connection) -> int:
+    """Recreate both keyword indexes from the event log (one transaction); return the rows indexed."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT INTO events_fts(events_fts) VALUES ('rebuild')")
+        conn.execute("DELETE FROM events_cjk")
+        conn.execute(
+            "INSERT INTO events_cjk(rowid, title, text) SELECT id, title, text FROM events"
+            " WHERE title || ' ' || text GLOB ?",
+            (CJK_GLOB,),
+        )
+        (rows,) = conn.execute("SELECT count(*) FROM events").fetchone()
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return rows

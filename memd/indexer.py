@@ -1,0 +1,288 @@
+"""The indexer: one background task that keeps the vector index in step with the log.
+
+    load the model (worker thread)          retrieval is keyword-only until ready
+    record the embedding version            a new model or dimension re-embeds all
+    open the index, check it against SQLite  current | caught up | rebuilt
+    loop: claim a batch from the outbox → embed it (worker thread) → store the
+          vectors and mark the rows done (one transaction) → add them to the index
+
+The model loads in a thread while the daemon already serves hooks: capture never
+waits for it.  Until the index is ready, ``search`` returns None and retrieval says
+it is keyword-only.  If the model cannot load at all (files missing, bad config),
+the reason is logged, shown by ``memctl status``, and events keep queueing in the
+outbox, to be embedded once a daemon with a working model runs.
+
+fastembed, ONNX Runtime and usearch are imported in the loading thread, not at
+daemon start (they take ~0.5-1 s): the socket is up before any of it.
+
+The index is saved every ``SAVE_INTERVAL`` seconds when it changed, and at shutdown.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import anyio
+import numpy as np
+import structlog
+
+from .config import EmbeddingConfig
+from .store import outbox
+from .store.writer import Writer
+
+if TYPE_CHECKING:
+    from .vectors import VectorIndex
+
+__all__ = ["Indexer"]
+
+log = structlog.get_logger("memd.indexer")
+
+SAVE_INTERVAL = 30.0
+SWEEP_INTERVAL = 60.0
+IDLE_POLL = 1.0
+"""Seconds between outbox polls when no ingest woke the indexer (retries become due)."""
+
+State = Literal["disabled", "loading", "indexing", "ready", "unavailable"]
+
+
+class EmbedderLike(Protocol):
+    version: str
+    dim: int
+
+    def load(self) -> None: ...
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class Indexer:
+    """Owns the embedder and the vector index; ``run`` is its task."""
+
+    def __init__(
+        self,
+        config: EmbeddingConfig,
+        database: str,
+        data_dir: str,
+        writer: Writer,
+        embedder: EmbedderLike | None = None,
+    ) -> None:
+        self.config = config
+        self.database = database
+        self.models_dir = os.path.join(data_dir, "models")
+        self.index_dir = os.path.join(data_dir, "vectors")
+        self.writer = writer
+        self.embedder = embedder
+        self.index: VectorIndex | None = None
+        self.state: State = "loading" if config.enabled else "disabled"
+        self.reason = "" if config.enabled else "disabled in config ([embedding] enabled = false)"
+        self.embedded = 0
+        self.failed = 0
+        self._wake = anyio.Event()
+        self._index_lock = anyio.Lock()
+        self._embed_thread = anyio.CapacityLimiter(1)
+        self._query_thread = anyio.CapacityLimiter(2)
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    @property
+    def model(self) -> str:
+        return self.embedder.version if self.embedder is not None else self.config.model
+
+    def notify(self) -> None:
+        """New events are in the outbox: look now rather than at the next poll."""
+        self._wake.set()
+
+    # --- the task -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        if not self.config.enabled:
+            return
+        if not await self._start():
+            return
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._save_loop)
+                tg.start_soon(self._sweep_loop)
+                await self._embed_loop()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.save()
+
+    def _load(self) -> str:
+        """Import the engine and load the model (a worker thread); why not, if it cannot."""
+        from .embed import Embedder, ModelUnavailable
+
+        try:
+            if self.embedder is None:
+                self.embedder = Embedder(self.config, self.models_dir)
+            self.embedder.load()
+        except ModelUnavailable as exc:
+            return str(exc)
+        return ""
+
+    async def _start(self) -> bool:
+        started = time.perf_counter()
+        reason = await anyio.to_thread.run_sync(self._load, limiter=self._embed_thread)
+        if reason:
+            self.state, self.reason = "unavailable", reason
+            log.error("embedding_unavailable", reason=reason)
+            return False
+        from .vectors import VectorIndex, index_path  # after fastembed: see memd/vectors.py
+
+        log.info("model_loaded", model=self.embedder.version, ms=round((time.perf_counter() - started) * 1000))
+        if await self.writer.call(outbox.set_version, self.embedder.version):
+            log.info("embedding_version_set", version=self.embedder.version)
+        self.state = "indexing"
+        self.index = VectorIndex(index_path(self.index_dir, self.embedder.version), self.embedder.dim)
+        outcome = await anyio.to_thread.run_sync(self._open_index, self.index)
+        recovered = await self.writer.call(outbox.recover, math.inf)  # the lock says nobody else is working
+        log.info("vector_index_open", outcome=outcome, vectors=len(self.index), recovered=recovered)
+        self.state = "ready"
+        return True
+
+    def _open_index(self, index: VectorIndex) -> str:
+        """Load the saved index and make it match the stored vectors (a worker thread)."""
+        conn = sqlite3.connect(self.database)
+        try:
+            count, top = outbox.extent(conn)
+            loaded = index.load()
+            if loaded and index.matches(count, top):
+                return "current"
+            if loaded and len(index) and index.max_key() < top:
+                (older,) = conn.execute("SELECT count(*) FROM vectors WHERE id <= ?", (index.max_key(),)).fetchone()
+                if older == len(index):
+                    for keys, vectors in outbox.stored_vectors(conn, after=index.max_key()):
+                        index.add(keys, vectors)
+                    index.save()
+                    return "caught_up"
+            if not loaded and count == 0:
+                return "new"
+            reason = "stale" if loaded else "unreadable" if os.path.exists(index.path) else "missing"
+            started = time.perf_counter()
+            index.clear()
+            for keys, vectors in outbox.stored_vectors(conn):
+                index.add(keys, vectors)
+            index.save()
+            index.discard_others()
+            log.warning(
+                "vector_index_rebuilt",
+                reason=reason,
+                vectors=len(index),
+                ms=round((time.perf_counter() - started) * 1000),
+            )
+            return "rebuilt"
+        finally:
+            conn.close()
+
+    async def _embed_loop(self) -> None:
+        while True:
+            self._wake = anyio.Event()
+            claimed = await self.writer.call(outbox.claim, self.config.batch_size, time.time())
+            if not claimed:
+                with anyio.move_on_after(IDLE_POLL):
+                    await self._wake.wait()
+                continue
+            await self._embed(claimed)
+
+    async def _embed(self, claimed: list[outbox.Claimed]) -> None:
+        assert self.embedder is not None and self.index is not None
+        started = time.perf_counter()
+        try:
+            results = await anyio.to_thread.run_sync(self._vectors, claimed, limiter=self._embed_thread)
+            failures: list[tuple[outbox.Claimed, str]] = []
+        except Exception:
+            # Find the culprits one by one, so that one bad text does not fail its batch.
+            results, failures = [], []
+            for row in claimed:
+                try:
+                    results += await anyio.to_thread.run_sync(self._vectors, [row], limiter=self._embed_thread)
+                except Exception as exc:
+                    failures.append((row, f"{type(exc).__name__}: {exc}"))
+        added, removed = await self.writer.call(outbox.complete, self.embedder.version, results)
+        async with self._index_lock:
+            await anyio.to_thread.run_sync(self._apply, added, removed)
+        for row, error in failures:
+            failed = await self.writer.call(outbox.fail, [row], error, time.time())
+            self.failed += failed
+            log.warning("embedding_failed", event_id=row.event_id, error=error[:200], final=bool(failed))
+        self.embedded += len(results)
+        log.debug("embedded", events=len(results), vectors=len(added), ms=round((time.perf_counter() - started) * 1000))
+
+    def _vectors(self, claimed: Sequence[outbox.Claimed]) -> list[tuple[outbox.Claimed, np.ndarray]]:
+        from .embed import embedding_text, windows
+
+        assert self.embedder is not None
+        texts = [windows(embedding_text(row.title, row.text)) for row in claimed]
+        flat = [window for parts in texts for window in parts]
+        vectors = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        results, at = [], 0
+        for row, parts in zip(claimed, texts, strict=True):
+            results.append((row, vectors[at : at + len(parts)]))
+            at += len(parts)
+        return results
+
+    def _apply(self, added: list[tuple[int, np.ndarray]], removed: list[int]) -> None:
+        assert self.index is not None
+        self.index.remove(removed)
+        if added:
+            self.index.add([key for key, _ in added], np.stack([vector for _, vector in added]))
+
+    async def _save_loop(self) -> None:
+        while True:
+            await anyio.sleep(SAVE_INTERVAL)
+            await self.save()
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await anyio.sleep(SWEEP_INTERVAL)
+            recovered = await self.writer.call(outbox.recover, time.time() - outbox.STUCK_AFTER)
+            if recovered:
+                log.warning("outbox_recovered", rows=recovered)
+
+    async def save(self) -> None:
+        """Write the index file if it changed since the last save."""
+        if self.index is None or not self.index.dirty:
+            return
+        async with self._index_lock:
+            started = time.perf_counter()
+            try:
+                await anyio.to_thread.run_sync(self.index.save)
+            except OSError as exc:
+                log.error("vector_index_save_failed", error=str(exc))
+                return
+        log.debug("vector_index_saved", vectors=len(self.index), ms=round((time.perf_counter() - started) * 1000))
+
+    # --- queries --------------------------------------------------------------------
+
+    async def neighbors(self, query: str, count: int) -> list[tuple[int, float]] | None:
+        """(key, cosine similarity) of the stored vectors nearest ``query``; None while not ready."""
+        if not self.ready or self.embedder is None or self.index is None:
+            return None
+        embedder, index = self.embedder, self.index
+
+        def search() -> list[tuple[int, float]]:
+            return [(n.key, n.similarity) for n in index.search(embedder.embed_query(query), count)]
+
+        return await anyio.to_thread.run_sync(search, limiter=self._query_thread)
+
+    async def reset(self) -> int:
+        """Forget every vector and embed every event again; return how many are queued."""
+        async with self._index_lock:
+            queued = await self.writer.call(outbox.requeue_all)
+            if self.index is not None:
+                self.index.clear()
+                await anyio.to_thread.run_sync(self.index.save)
+        self.notify()
+        return queued
+
+    async def forget(self, keys: Sequence[int]) -> None:
+        """Remove vectors (already deleted from SQLite) from the index."""
+        if self.index is not None and keys:
+            async with self._index_lock:
+                await anyio.to_thread.run_sync(self.index.remove, list(keys))

@@ -1,0 +1,192 @@
+"""Retrieval: query → lanes → fusion → calibrated hits.
+
+    compile_query (query.py)      words, glossary translations, CJK tokens; never breaks MATCH
+    lanes (lanes.py)              keyword | trigram | substring (SQL)  ‖  vector (indexer), concurrently
+    fuse, evidence (rank.py)      RRF over lane ranks; confidence from coverage and similarity
+    Retriever.search              the scoped, filtered, explained result list
+
+Scope is the caller's project by default (``cwd``), a named project, or all of them.
+While the embedding model loads (or if it cannot), search runs on the keyword lanes
+alone and its reply says so (``mode``, ``notice``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import anyio
+
+from ..capture import project_root
+from ..config import RetrievalConfig
+from ..indexer import Indexer
+from ..protocol import Hit, Search, SearchResults
+from ..store import Readers
+from . import lanes
+from .lanes import Filters
+from .query import Query, compile_query
+from .rank import Matcher, confidence, fuse, penalty, score, snippet
+
+__all__ = ["Retriever"]
+
+MIN_POOL = 30
+"""Candidates each lane contributes at least; more for larger limits."""
+VECTOR_FLOOR = 0.2
+"""Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
+LANES = ("keyword", "trigram", "substring", "vector")
+
+
+class Retriever:
+    def __init__(self, readers: Readers, indexer: Indexer | None, config: RetrievalConfig) -> None:
+        self.readers = readers
+        self.indexer = indexer
+        self.config = config
+
+    async def search(self, request: Search) -> SearchResults:
+        query = compile_query(request.query)
+        scope, project_id, missing = await self._scope(request)
+        reply = SearchResults(query=request.query, results=[], scope=scope)
+        if missing:
+            reply.notice = missing
+            return reply
+        if unknown := set(request.lanes) - set(LANES):
+            reply.notice = f"unknown lane(s) {', '.join(sorted(unknown))}: choose from {', '.join(LANES)}"
+            return reply
+        if not query.groups and not query.cjk:
+            reply.notice = "the query has no words to search for"
+            return reply
+        filters = Filters(
+            project_id=project_id,
+            kind=request.kind,
+            tool=request.tool,
+            session=request.session,
+            path=request.path,
+            since=request.since,
+            until=request.until,
+        )
+        pool = max(MIN_POOL, 3 * request.limit)
+        wanted = frozenset(request.lanes or LANES)
+        ranked: dict[str, list[int]] = {}
+        neighbors: list[tuple[int, float]] | None = None
+
+        async def lexical() -> None:
+            ranked.update(await self.readers.run(_lexical_lanes, query, filters, pool, wanted))
+
+        async def semantic() -> None:
+            nonlocal neighbors
+            if self.indexer is not None and "vector" in wanted:
+                found = await self.indexer.neighbors(query.text, pool * (1 if filters == Filters() else 4))
+                neighbors = found
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lexical)
+            tg.start_soon(semantic)
+        similarity: dict[int, float] = {}
+        if neighbors is not None:
+            close = [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
+            by_event = await self.readers.run(lanes.vector_events, close, filters, pool)
+            ranked["vector"] = [event_id for event_id, _ in by_event]
+            similarity = dict(by_event)
+            reply.mode = "hybrid"
+        elif "vector" in wanted:
+            reply.notice = self._keyword_only_notice()
+        reply.results = await self._hits(query, request.limit, ranked, similarity, vector_ran=neighbors is not None)
+        return reply
+
+    async def _hits(
+        self,
+        query: Query,
+        limit: int,
+        ranked: dict[str, list[int]],
+        similarity: dict[int, float],
+        *,
+        vector_ran: bool,
+    ) -> list[Hit]:
+        fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, self.config.rrf_k)
+        shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 3 * limit)]
+        docs = await self.readers.run(lanes.docs, shortlist)
+        matcher = Matcher(query)
+        now = time.time()
+        positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
+        hits = []
+        for event_id in shortlist:
+            doc = docs.get(event_id)
+            if doc is None:  # deleted between the lanes and now
+                continue
+            body = f"{doc.title}\n{doc.text}"
+            evidence = matcher.evidence(body)
+            sim = similarity.get(event_id)
+            sure = confidence(evidence.coverage, sim if vector_ran else None, penalty(doc.text or doc.title))
+            if not evidence.matched and sure == 0:
+                continue  # a weak neighbour with none of the words: not worth a line
+            hits.append(
+                Hit(
+                    id=doc.id,
+                    kind=doc.kind,
+                    tool=doc.tool,
+                    title=doc.title,
+                    snippet=snippet(doc.text or doc.title, evidence.matched),
+                    score=round(
+                        score(
+                            sure,
+                            fused[event_id],
+                            age_days=(now - doc.client_ts) / 86400,
+                            importance=doc.importance,
+                            half_life_days=self.config.recency_half_life_days,
+                        ),
+                        4,
+                    ),
+                    confidence=sure,
+                    session_id=doc.session_id,
+                    received_at=doc.received_at,
+                    client_ts=doc.client_ts,
+                    project=doc.project,
+                    lanes={lane: where[event_id] for lane, where in positions.items() if event_id in where},
+                    matched=list(evidence.matched),
+                    similarity=sim,
+                )
+            )
+        hits.sort(key=lambda hit: -hit.score)
+        return hits[:limit]
+
+    async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
+        """(project root searched or None for all, its id, a notice if it has no events)."""
+        if request.all_projects:
+            return None, None, ""
+        if request.project:
+            found = await self.readers.run(_find_project, request.project)
+            if found is None:
+                return request.project, None, f"no project matches {request.project!r} (memctl history lists them)"
+            return found
+        if request.cwd:
+            root = project_root(request.cwd)
+            project_id = await self.readers.run(lanes.project_id, root)
+            if project_id is None:
+                return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
+            return root, project_id, ""
+        return None, None, ""
+
+    def _keyword_only_notice(self) -> str:
+        if self.indexer is None:
+            return "keyword search only: embeddings are disabled"
+        state = self.indexer.state
+        if state in ("loading", "indexing"):
+            return f"keyword search only: the embedding model is {state} (semantic results follow in a moment)"
+        return f"keyword search only: {self.indexer.reason or state}"
+
+
+def _lexical_lanes(
+    conn: sqlite3.Connection, query: Query, filters: Filters, pool: int, wanted: frozenset[str]
+) -> dict[str, list[int]]:
+    run = {"keyword": lanes.keyword, "trigram": lanes.trigram, "substring": lanes.substring}
+    return {name: lane(conn, query, filters, pool) for name, lane in run.items() if name in wanted}
+
+
+def _find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int, str] | None:
+    """A project by root, or by a part of its root (the most recently active first)."""
+    row = conn.execute(
+        "SELECT root, id FROM projects WHERE root = ? OR root LIKE ? ESCAPE '\\'"
+        " ORDER BY root = ? DESC, last_seen DESC",
+        (name, "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", name),
+    ).fetchone()
+    return (row[0], row[1], "") if row else None

@@ -1,0 +1,148 @@
+"""Rank fusion and calibrated confidence: pure functions, no IO.
+
+**Fusion.** Each lane (keyword, trigram, substring, vector) ranks its candidates; a
+candidate's fused score is reciprocal rank fusion, ``sum(1 / (k + rank))`` over the
+lanes that found it (k = 60), normalized by the score of a candidate ranked first in
+every lane that ran.  Ranks, not raw scores, are fused: BM25 and cosine live on
+different scales, and a sign error in one of them cannot silently invert the order.
+
+**Confidence** is a per-hit estimate in [0, 1] of "this memory is about the query",
+meant to be comparable across queries (the next layer injects only confident hits):
+
+    lexical   L = share of the query's concepts found in the hit (a concept is a word
+                  with its translations; found = a word of the hit starts with its stem);
+                  1.0 when the whole query appears as a phrase
+    semantic  S = cosine similarity of query and hit, when the vector lane ran
+    c_L = 0.9 · L^1.5            (half the words → 0.32; all → 0.9)
+    c_S = 0.9 · clip((S - 0.25) / 0.45, 0, 1)   (0.25 is unrelated text for MiniLM, 0.7 a paraphrase)
+    confidence = (1 - (1 - c_L)(1 - c_S)) · penalty     (noisy-OR: either kind of evidence counts,
+                                                         both together count more)
+
+``penalty`` is 0.4 for a memory that declares itself obsolete or stale, and for
+compaction boilerplate (handoff headers, "continued from a previous conversation"):
+such text matches many queries but is never current, so it stays searchable while
+its confidence can never reach the 0.45 threshold.  The calibration
+(``tests/test_golden.py`` and ``bench/retrieval.py``) puts the no-match traps of the
+golden sets below ``min_confidence`` = 0.45 and their expected hits above it.
+
+**Order.** score = (0.8 · confidence + 0.2 · fused) · (1 + 0.05 · recency + 0.03 · importance),
+recency = 2^(-age / half-life) and importance in [0, 1].  Boosts are a few percent:
+they break near-ties and never lift a hit over one with clearly better evidence, so
+an exact match is never buried by a fresher partial one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, NamedTuple
+
+from .query import Query, stem
+
+__all__ = [
+    "Evidence",
+    "confidence",
+    "evidence",
+    "fuse",
+    "penalty",
+    "score",
+    "snippet",
+]
+
+LEXICAL_WEIGHT: Final = 0.9
+SEMANTIC_FLOOR: Final = 0.25
+SEMANTIC_SPAN: Final = 0.45
+STALE_PENALTY: Final = 0.4
+
+_STALE = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(?:obsolete|outdated|superseded|stale)\b"
+    r"|\b(?:no longer (?:valid|current|accurate|applies|true)|should not be (?:used|injected))\b",
+    re.IGNORECASE,
+)
+_NOISE = re.compile(
+    r"^\W*(?:\[CONTEXT COMPACTION|This session is being continued from a previous conversation"
+    r"|\[Your active task list was preserved|Caveat: The messages below were generated)",
+    re.IGNORECASE,
+)
+
+
+def fuse(lanes: Mapping[str, Sequence[int]], k: int = 60) -> dict[int, float]:
+    """Reciprocal rank fusion of ranked id lists, normalized to [0, 1] (1 = first everywhere)."""
+    ideal = sum(1 / (k + 1) for ranked in lanes.values() if ranked)
+    fused: dict[int, float] = {}
+    for ranked in lanes.values():
+        for rank, event_id in enumerate(ranked, 1):
+            fused[event_id] = fused.get(event_id, 0.0) + 1 / (k + rank)
+    return {event_id: value / ideal for event_id, value in fused.items()} if ideal else {}
+
+
+class Evidence(NamedTuple):
+    coverage: float
+    matched: tuple[str, ...]
+    """The query concepts found (as typed in the query)."""
+    phrase: bool
+
+
+def _prefix(term: str) -> str:
+    """What a word of a hit must start with to count as ``term``: its stem, or the
+    whole word when the stem is too short to be specific."""
+    root = stem(term)
+    return re.escape(root) if len(root) >= 3 else re.escape(term) + r"\b"
+
+
+class Matcher:
+    """The compiled form of a query for measuring evidence in many texts."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.groups = query.groups
+        self._patterns = [re.compile(r"\b(?:" + "|".join(_prefix(t) for t in group) + ")") for group in self.groups]
+        typed = " ".join(query.text.casefold().split())
+        self._phrase = typed if len(typed.split()) >= 2 else ""
+
+    def evidence(self, text: str) -> Evidence:
+        folded = text.casefold()
+        pairs = zip(self.groups, self._patterns, strict=True)
+        matched = tuple(group[0] for group, pattern in pairs if pattern.search(folded))
+        if self._phrase and self._phrase in " ".join(folded.split()):
+            return Evidence(1.0, tuple(group[0] for group in self.groups), True)
+        return Evidence(len(matched) / len(self.groups) if self.groups else 0.0, matched, False)
+
+
+def evidence(query: Query, text: str) -> Evidence:
+    return Matcher(query).evidence(text)
+
+
+def penalty(text: str) -> float:
+    """Down-weight for text that says it is stale, or is compaction boilerplate."""
+    head = text[:400]
+    return STALE_PENALTY if _NOISE.search(head) or _STALE.search(head) else 1.0
+
+
+def confidence(coverage: float, similarity: float | None, factor: float = 1.0) -> float:
+    lexical = LEXICAL_WEIGHT * coverage**1.5
+    semantic = 0.0
+    if similarity is not None:
+        semantic = LEXICAL_WEIGHT * min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / SEMANTIC_SPAN))
+    return round((1 - (1 - lexical) * (1 - semantic)) * factor, 4)
+
+
+def score(confidence: float, fused: float, *, age_days: float, importance: int, half_life_days: float) -> float:
+    recency = math.pow(2.0, -max(0.0, age_days) / half_life_days)
+    weight = min(max(importance, 0), 4) / 4
+    return (0.8 * confidence + 0.2 * fused) * (1 + 0.05 * recency + 0.03 * weight)
+
+
+def snippet(text: str, terms: Iterable[str], width: int = 160) -> str:
+    """About ``width`` characters of ``text`` around the first matched term, terms in [brackets]."""
+    prefixes = [_prefix(t) for t in terms]
+    flat = " ".join(text.split())
+    if not prefixes:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    pattern = re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)
+    first = pattern.search(flat)
+    start = max(0, (first.start() if first else 0) - width // 3)
+    window = flat[start : start + width]
+    marked = pattern.sub(lambda m: f"[{m.group(0)}]", window)
+    return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
