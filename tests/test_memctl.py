@@ -73,7 +73,7 @@ def test_history_and_search(daemon: Instance) -> None:
     assert {"id", "kind", "title", "snippet", "score", "confidence", "lanes", "matched"} <= top.keys()
     assert "[echo] [hello]" in top["snippet"] and "keyword" in top["lanes"] and top["confidence"] > 0.8
     assert "tool" in {hit["kind"] for hit in found["results"]}
-    assert "embeddings are disabled" in found["notice"]
+    assert "keyword search only: disabled in config" in found["notice"]
     shown = daemon.memctl("search", "echo hello", "--all-projects", "--lanes").stdout
     assert "#" in shown and "why: keyword #" in shown
     assert "no matches" in daemon.memctl("search", "zebra-unicorn", "--all-projects").stdout
