@@ -7,6 +7,7 @@ limited to ~104 bytes and pytest's tmp_path can be longer.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -17,11 +18,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memd.instance import holder, is_locked
-from memd.protocol import Ping, Pong, Request, Status, StatusReport
+from memd.protocol import Ingest, Ingested, Ping, Pong, Request, Search, SearchResults, Status, StatusReport
 from memd_client.memctl import HOOK_SCRIPT
 from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable, R
@@ -142,6 +144,32 @@ class Instance:
             env=self.env,
             timeout=60,
         )
+
+    def remember(self, text: str, cwd: str, *, session: str = "s-test", age_days: float = 0.0) -> int:
+        """Store ``text`` as a prompt of the project at ``cwd`` (created), ``age_days`` old; its event id."""
+        os.makedirs(cwd, exist_ok=True)
+        payload = {
+            "session_id": session,
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": text,
+            "transcript_path": "/dev/null",
+        }
+        sent = time.time_ns() - int(age_days * 86400 * 1e9)
+        request = Ingest(event="UserPromptSubmit", sent_at_ns=sent, payload=json.dumps(payload).encode())
+        return self.call(request, Ingested).event_id
+
+    def search(self, query: str, **options: Any) -> SearchResults:
+        return self.call(Search(query=query, **options), SearchResults)
+
+    def wait_embedded(self, timeout: float = 120.0) -> None:
+        """Until the model is ready and every event has its vectors."""
+
+        def done() -> bool:
+            embedding = self.status().embedding
+            return embedding is not None and embedding.state == "ready" and embedding.backlog == 0
+
+        self.wait_for(done, timeout=timeout, interval=0.1)
 
     # --- direct looks at the files -------------------------------------------------------
 

@@ -130,6 +130,7 @@ class Retriever:
                         score(
                             sure,
                             fused[event_id],
+                            phrase=evidence.phrase,
                             age_days=(now - doc.client_ts) / 86400,
                             importance=doc.importance,
                             half_life_days=self.config.recency_half_life_days,

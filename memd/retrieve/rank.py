@@ -25,7 +25,7 @@ its confidence can never reach the 0.45 threshold.  The calibration
 (``tests/test_golden.py`` and ``bench/retrieval.py``) puts the no-match traps of the
 golden sets below ``min_confidence`` = 0.45 and their expected hits above it.
 
-**Order.** score = (0.8 · confidence + 0.2 · fused) · (1 + 0.05 · recency + 0.03 · importance),
+**Order.** score = (0.8 · confidence + 0.2 · fused + 0.1 · phrase) · (1 + 0.05 · recency + 0.03 · importance),
 recency = 2^(-age / half-life) and importance in [0, 1].  Boosts are a few percent:
 they break near-ties and never lift a hit over one with clearly better evidence, so
 an exact match is never buried by a fresher partial one.
@@ -54,6 +54,8 @@ LEXICAL_WEIGHT: Final = 0.9
 SEMANTIC_FLOOR: Final = 0.25
 SEMANTIC_SPAN: Final = 0.45
 STALE_PENALTY: Final = 0.4
+PHRASE_BONUS: Final = 0.1
+"""Added to the score of a hit containing the query as a phrase: twice what recency can add."""
 
 _STALE = re.compile(
     r"^\W*(?:\w+\W+){0,3}?(?:obsolete|outdated|superseded|stale)\b"
@@ -98,14 +100,14 @@ class Matcher:
         self.query = query
         self.groups = query.groups
         self._patterns = [re.compile(r"\b(?:" + "|".join(_prefix(t) for t in group) + ")") for group in self.groups]
-        typed = " ".join(query.text.casefold().split())
+        typed = " ".join(re.findall(r"[^\W_]+", query.text.casefold()))
         self._phrase = typed if len(typed.split()) >= 2 else ""
 
     def evidence(self, text: str) -> Evidence:
-        folded = text.casefold()
+        folded = text.casefold().replace("_", " ")  # as the tokenizers see it: snake_case is two words
         pairs = zip(self.groups, self._patterns, strict=True)
         matched = tuple(group[0] for group, pattern in pairs if pattern.search(folded))
-        if self._phrase and self._phrase in " ".join(folded.split()):
+        if self._phrase and self._phrase in " ".join(re.findall(r"[^\W_]+", folded)):
             return Evidence(1.0, tuple(group[0] for group in self.groups), True)
         return Evidence(len(matched) / len(self.groups) if self.groups else 0.0, matched, False)
 
@@ -128,10 +130,12 @@ def confidence(coverage: float, similarity: float | None, factor: float = 1.0) -
     return round((1 - (1 - lexical) * (1 - semantic)) * factor, 4)
 
 
-def score(confidence: float, fused: float, *, age_days: float, importance: int, half_life_days: float) -> float:
+def score(
+    confidence: float, fused: float, *, phrase: bool, age_days: float, importance: int, half_life_days: float
+) -> float:
     recency = math.pow(2.0, -max(0.0, age_days) / half_life_days)
     weight = min(max(importance, 0), 4) / 4
-    return (0.8 * confidence + 0.2 * fused) * (1 + 0.05 * recency + 0.03 * weight)
+    return (0.8 * confidence + 0.2 * fused + PHRASE_BONUS * phrase) * (1 + 0.05 * recency + 0.03 * weight)
 
 
 def snippet(text: str, terms: Iterable[str], width: int = 160) -> str:
