@@ -209,9 +209,10 @@ MIGRATIONS: Final = (
         INSERT INTO vector_outbox(event_id) SELECT id FROM events;
 
         -- Vectors (float16, unit length), one per window of an event's text; `id` is the key
-        -- in the usearch index, which is rebuilt from here without re-embedding.
+        -- in the usearch index, which is rebuilt from here without re-embedding.  AUTOINCREMENT:
+        -- a key is never reused, so "same count, same highest key" proves the index current.
         CREATE TABLE vectors (
-            id          INTEGER PRIMARY KEY,
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
             event_id    INTEGER NOT NULL,
             chunk       INTEGER NOT NULL,
             vector      BLOB NOT NULL,

@@ -1,0 +1,325 @@
+"""The vector side: outbox states and retries, the embedding worker, the index through crashes.
+
+The outbox functions are SQL on a real database, driven with explicit clocks.  The
+worker runs in-process with an embedder that fails on purpose (the one failure that
+cannot be produced otherwise).  Crashes and broken index files use the real daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+from conftest import Instance
+
+from memd.config import EmbeddingConfig
+from memd.embed import embedding_text, windows
+from memd.indexer import Indexer
+from memd.store import open_store, outbox
+from memd.store.schema import migrate
+
+# --- the outbox, by the clock ----------------------------------------------------------
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(tmp_path / "memd.sqlite3", isolation_level=None)
+    migrate(conn)
+    for n in range(1, 6):
+        conn.execute(
+            "INSERT INTO events (idem_key, kind, title, text, payload, importance, client_ts, received_at, size)"
+            " VALUES (?, 'prompt', ?, ?, '{}', 2, 0, 0, 1)",
+            (f"k{n}", f"title {n}", f"text {n}"),
+        )
+    return conn
+
+
+def states(conn: sqlite3.Connection) -> dict[int, tuple[str, int]]:
+    return {e: (s, a) for e, s, a in conn.execute("SELECT event_id, state, attempts FROM vector_outbox")}
+
+
+def test_every_event_is_enqueued_in_its_own_transaction(conn: sqlite3.Connection) -> None:
+    assert states(conn) == {n: ("pending", 0) for n in range(1, 6)}
+    conn.execute("BEGIN")
+    conn.execute(
+        "INSERT INTO events (idem_key, kind, title, text, payload, importance, client_ts, received_at, size)"
+        " VALUES ('k6', 'prompt', 't', 't', '{}', 2, 0, 0, 1)"
+    )
+    conn.execute("ROLLBACK")
+    assert 6 not in states(conn)
+
+
+def test_claims_are_atomic_and_newest_first(conn: sqlite3.Connection) -> None:
+    first = outbox.claim(conn, 2, now=100.0)
+    second = outbox.claim(conn, 10, now=100.0)
+    assert {c.event_id for c in first} == {4, 5}
+    assert {c.event_id for c in second} == {1, 2, 3}
+    assert outbox.claim(conn, 10, now=100.0) == []
+    assert {s for s, _ in states(conn).values()} == {"processing"}
+    assert first[0].text.startswith("text ")
+
+
+def test_retries_back_off_then_fail(conn: sqlite3.Connection) -> None:
+    now = 1000.0
+    delays = []
+    for attempt in range(1, outbox.MAX_ATTEMPTS + 1):
+        (claimed,) = [c for c in outbox.claim(conn, 10, now) if c.event_id == 3] or [None]
+        assert claimed is not None, f"attempt {attempt} not due at {now}"
+        for other in outbox.claim(conn, 10, now):  # keep the others out of the way
+            outbox.complete(conn, "", [(other, np.zeros((0, 4)))])
+        failed = outbox.fail(conn, [claimed], "boom", now)
+        state, attempts = states(conn)[3]
+        assert attempts == attempt
+        if attempt < outbox.MAX_ATTEMPTS:
+            assert (state, failed) == ("pending", 0)
+            (due,) = conn.execute("SELECT due_at FROM vector_outbox WHERE event_id = 3").fetchone()
+            delays.append(due - now)
+            assert outbox.claim(conn, 10, now + delays[-1] - 0.5) == []  # not before it is due
+            now += delays[-1]
+        else:
+            assert (state, failed) == ("failed", 1)
+    assert delays == list(outbox.RETRY_DELAYS) == [1.0, 5.0, 30.0]
+    assert conn.execute("SELECT error FROM vector_outbox WHERE event_id = 3").fetchone() == ("boom",)
+    assert outbox.stats(conn, now).failed == 1
+    outbox.requeue_all(conn)  # what memctl rebuild --vectors does
+    assert states(conn)[3] == ("pending", 0)
+
+
+def test_stuck_rows_return_to_pending(conn: sqlite3.Connection) -> None:
+    old = outbox.claim(conn, 2, now=100.0)
+    outbox.claim(conn, 10, now=500.0)
+    assert outbox.recover(conn, claimed_before=500.0 - outbox.STUCK_AFTER) == len(old)
+    assert {e for e, (s, _) in states(conn).items() if s == "pending"} == {c.event_id for c in old}
+    assert outbox.complete(conn, "", [(old[0], np.ones((1, 4)))]) == ([], [])  # a late result is dropped
+
+
+def test_complete_stores_windows_and_replaces_old_vectors(conn: sqlite3.Connection) -> None:
+    outbox.set_version(conn, "m:4")
+    (claimed,) = [c for c in outbox.claim(conn, 10, 1.0) if c.event_id == 2]
+    added, removed = outbox.complete(conn, "m:4", [(claimed, np.eye(4)[:3])])
+    assert len(added) == 3 and removed == []
+    assert conn.execute("SELECT chunk FROM vectors WHERE event_id = 2 ORDER BY chunk").fetchall() == [(0,), (1,), (2,)]
+    stored = outbox.decode(conn.execute("SELECT vector FROM vectors WHERE event_id = 2 AND chunk = 1").fetchone()[0])
+    assert np.array_equal(stored, np.eye(4)[1])
+    conn.execute("UPDATE vector_outbox SET state = 'pending' WHERE event_id = 2")  # e.g. a summary changed
+    (again,) = [c for c in outbox.claim(conn, 10, 2.0) if c.event_id == 2]
+    added2, removed2 = outbox.complete(conn, "m:4", [(again, np.eye(4)[:1])])
+    assert sorted(removed2) == sorted(key for key, _ in added) and len(added2) == 1
+    assert outbox.complete(conn, "other:8", [(again, np.eye(4)[:1])]) == ([], [])  # another version: dropped
+
+
+def test_a_new_embedding_version_requeues_everything(conn: sqlite3.Connection) -> None:
+    assert outbox.set_version(conn, "a:4") is True
+    claimed = outbox.claim(conn, 10, 1.0)
+    outbox.complete(conn, "a:4", [(c, np.ones((1, 4))) for c in claimed])
+    assert outbox.stats(conn, 2.0).backlog == 0 and outbox.extent(conn)[0] == 5
+    assert outbox.set_version(conn, "a:4") is False
+    assert outbox.set_version(conn, "b:8") is True
+    assert outbox.extent(conn) == (0, 0) and outbox.stats(conn, 2.0).backlog == 5
+
+
+def test_deleting_an_event_deletes_its_vectors_and_outbox_row(conn: sqlite3.Connection) -> None:
+    outbox.set_version(conn, "a:4")
+    outbox.complete(conn, "a:4", [(c, np.ones((2, 4))) for c in outbox.claim(conn, 10, 1.0)])
+    conn.execute("DELETE FROM events WHERE id = 3")
+    assert conn.execute("SELECT count(*) FROM vectors WHERE event_id = 3").fetchone() == (0,)
+    assert 3 not in states(conn)
+
+
+# --- the worker, with an embedder that fails on purpose --------------------------------
+
+
+class FailingEmbedder:
+    """Deterministic 4-d vectors; any text containing 'poison' makes the call fail."""
+
+    version = "fake:4"
+    dim = 4
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def load(self) -> None:
+        pass
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if any("poison" in t for t in texts):
+            raise ValueError("cannot embed this")
+        return np.array([[len(t) % 7 + 1, 1, 0, 0] for t in texts], dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def test_worker_retries_a_failing_event_without_failing_its_batch(tmp_path: Path) -> None:
+    async def main() -> None:
+        database = str(tmp_path / "memd.sqlite3")
+        async with open_store(database) as store, anyio.create_task_group() as tg:
+            tg.start_soon(store.writer.run)
+            for text in ("fine one", "poison pill", "fine two", "fine three"):
+                await store.writer.call(_insert_prompt, text)
+            embedder = FailingEmbedder()
+            indexer = Indexer(EmbeddingConfig(), database, str(tmp_path), store.writer, embedder=embedder)
+            tg.start_soon(indexer.run)
+            with anyio.fail_after(20):
+                while not (indexer.ready and indexer.embedded == 3 and _attempts(database, "poison pill") >= 2):
+                    await anyio.sleep(0.05)
+            assert indexer.index is not None and len(indexer.index) == 3
+            neighbours = await indexer.neighbors("fine one", 3)
+            assert neighbours is not None and len(neighbours) == 3
+            tg.cancel_scope.cancel()
+            store.writer.close()
+        conn = sqlite3.connect(database)
+        rows = dict(conn.execute("SELECT e.text, o.state FROM vector_outbox o JOIN events e ON e.id = o.event_id"))
+        assert rows == {"fine one": "done", "fine two": "done", "fine three": "done", "poison pill": "pending"}
+        (error,) = conn.execute("SELECT error FROM vector_outbox WHERE state = 'pending'").fetchone()
+        assert "cannot embed this" in error
+        assert os.path.exists(indexer.index.path)  # saved on the way out
+
+    anyio.run(main)
+
+
+def _insert_prompt(conn: sqlite3.Connection, text: str) -> None:
+    conn.execute(
+        "INSERT INTO events (idem_key, kind, title, text, payload, importance, client_ts, received_at, size)"
+        " VALUES (?, 'prompt', ?, ?, '{}', 2, 0, 0, 1)",
+        (text, text, text),
+    )
+
+
+def _attempts(database: str, text: str) -> int:
+    conn = sqlite3.connect(database)
+    try:
+        row = conn.execute(
+            "SELECT attempts FROM vector_outbox o JOIN events e ON e.id = o.event_id WHERE e.text = ?", (text,)
+        ).fetchone()
+        return row[0] if row else 0
+    finally:
+        conn.close()
+
+
+# --- crashes and broken files, with the real daemon ------------------------------------
+
+TOPICS = [
+    "the parser rejects trailing commas in the config loader",
+    "database migration adds an index on sessions by project",
+    "the websocket client reconnects with exponential backoff",
+    "pytest fixtures share one daemon per module to save model loads",
+    "usearch index file is rebuilt from stored float16 vectors",
+]
+
+
+def long_text(n: int) -> str:
+    return f"note {n}: " + " ".join(TOPICS[(n + i) % len(TOPICS)] for i in range(1 + n % 12))
+
+
+def check_every_event_has_exactly_its_vectors(memd: Instance) -> None:
+    events = memd.query("SELECT id, title, text FROM events")
+    chunks: dict[int, list[int]] = {}
+    for event_id, chunk in memd.query("SELECT event_id, chunk FROM vectors ORDER BY event_id, chunk"):
+        chunks.setdefault(event_id, []).append(chunk)
+    for event_id, title, text in events:
+        expected = len(windows(embedding_text(title, text)))
+        assert chunks.get(event_id, []) == list(range(expected)), f"event {event_id}"
+    assert memd.query("SELECT DISTINCT state FROM vector_outbox") == [("done",)]
+    embedding = memd.status().embedding
+    assert embedding is not None and embedding.index_vectors == embedding.stored_vectors == sum(
+        map(len, chunks.values())
+    )
+
+
+def log_events(memd: Instance, name: str) -> list[dict]:
+    with open(memd.paths.log_file) as f:
+        return [r for r in map(json.loads, f) if r.get("event") == name]
+
+
+@pytest.fixture
+def semantic(instance: Instance) -> Instance:
+    instance.embedding = True
+    instance.configure()
+    return instance
+
+
+def test_kill_during_embedding_then_every_event_has_exactly_its_vectors(semantic: Instance) -> None:
+    memd = semantic
+    memd.start()
+    cwd = f"{memd.root}/project"
+    for n in range(300):
+        memd.remember(long_text(n), cwd)
+
+    def some_embedded() -> bool:
+        embedding = memd.status().embedding
+        return embedding is not None and embedding.stored_vectors > 0
+
+    memd.wait_for(some_embedded, timeout=60)
+    assert memd.status().embedding.backlog > 0  # type: ignore[union-attr]
+    memd.kill()
+    memd.start()
+    memd.wait_embedded()
+    check_every_event_has_exactly_its_vectors(memd)
+    assert memd.stop() == 0
+
+
+def test_a_missing_or_corrupt_index_is_rebuilt_with_the_same_results(semantic: Instance) -> None:
+    memd = semantic
+    memd.start()
+    cwd = f"{memd.root}/project"
+    for n in range(40):
+        memd.remember(long_text(n), cwd)
+    memd.wait_embedded()
+    queries = ["websocket reconnect", "how are vectors restored after a crash", "config loader commas"]
+
+    def results() -> list[list[tuple[int, float]]]:
+        return [[(h.id, h.confidence) for h in memd.search(q, cwd=cwd).results] for q in queries]
+
+    before = results()
+    assert all(before)
+    assert memd.stop() == 0
+    (index_file,) = Path(memd.paths.data_dir, "vectors").glob("vectors-*.usearch")
+
+    index_file.unlink()
+    memd.start()
+    memd.wait_embedded()
+    assert results() == before
+    assert log_events(memd, "vector_index_rebuilt")[-1]["reason"] == "missing"
+    assert memd.stop() == 0
+
+    index_file.write_bytes(b"not an index" * 100)
+    memd.start()
+    memd.wait_embedded()
+    assert results() == before
+    assert log_events(memd, "vector_index_rebuilt")[-1]["reason"] == "unreadable"
+    check_every_event_has_exactly_its_vectors(memd)
+    assert memd.stop() == 0
+
+    opened = [r["outcome"] for r in log_events(memd, "vector_index_open")]
+    assert opened == ["new", "rebuilt", "rebuilt"]
+    memd.start()
+    memd.wait_embedded()
+    assert log_events(memd, "vector_index_open")[-1]["outcome"] == "current"
+    assert memd.stop() == 0
+
+
+def test_a_changed_embedding_version_reembeds_everything(semantic: Instance) -> None:
+    memd = semantic
+    memd.start()
+    for n in range(10):
+        memd.remember(long_text(n), f"{memd.root}/project")
+    memd.wait_embedded()
+    (old_top,) = memd.query("SELECT max(id) FROM vectors")[0]
+    assert memd.stop() == 0
+    conn = sqlite3.connect(memd.paths.database)
+    conn.execute("UPDATE embedding_version SET version = 'some-other-model:768'")
+    conn.commit()
+    conn.close()
+    memd.start()
+    memd.wait_embedded()
+    assert memd.query("SELECT min(id) FROM vectors")[0][0] > old_top  # all new vectors
+    check_every_event_has_exactly_its_vectors(memd)
+    assert memd.stop() == 0
