@@ -174,6 +174,7 @@ def test_korean_substrings_and_short_words(memd: Instance) -> None:
     search_result = memd.remember("검색 결과를 확인했다", cwd)
     rebuild = memd.remember("인덱스를 다시 빌드했습니다", cwd)
     english = memd.remember("fixed the flaky upload test", cwd)
+    deploy = memd.remember("의존성을 모두 설치했습니다", cwd)
     memd.wait_embedded()
     for query, expected in [
         ("검색", search_result),  # two syllables: the substring lane
@@ -181,6 +182,7 @@ def test_korean_substrings_and_short_words(memd: Instance) -> None:
         ("인덱스", rebuild),  # three: the trigram lane, inside 인덱스를
         ("빌드했", rebuild),
         ("그거 고쳐줘", english),  # a follow-up: the glossary's "fix"
+        ("설치해줘", deploy),  # another ending of the same verb: its glossary stem 설치
     ]:
         hits = memd.search(query, cwd=cwd).results
         assert hits and hits[0].id == expected, (query, titles(hits))

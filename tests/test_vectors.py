@@ -250,7 +250,7 @@ def test_kill_during_embedding_then_every_event_has_exactly_its_vectors(semantic
     memd = semantic
     memd.start()
     cwd = f"{memd.root}/project"
-    for n in range(300):
+    for n in range(150):
         memd.remember(long_text(n), cwd)
 
     def some_embedded() -> bool:

@@ -188,11 +188,13 @@ def _strip_particles(token: str) -> str:
     return token
 
 
-def _translations(token: str) -> tuple[str, ...]:
-    """The glossary entry of the longest key ``token`` starts with, or ``()``."""
+def _glossary(token: str) -> tuple[str, ...]:
+    """The longest glossary key ``token`` starts with (unless it is ``token`` itself), then the key's
+    translations; ``()`` when none applies.  The key is the word's stem ("확인" of "확인했어"): the
+    substring lane finds Korean records by it whatever their ending."""
     for key in _GLOSSARY_BY_INITIAL.get(token[:1], ()):
         if token.startswith(key):
-            return GLOSSARY[key]
+            return (key, *GLOSSARY[key]) if key != token else GLOSSARY[key]
     return ()
 
 
@@ -218,8 +220,8 @@ def compile_query(text: str, *, max_terms: int = 12) -> Query:
 
     Words are runs of letters and digits (``_`` splits). Single digits and stop-words are dropped, unless
     every word is one, in which case they are searched anyway ("what is this" still finds something).
-    Korean words lose a trailing particle and gain their English glossary translations, so "그거 고쳐줘"
-    searches ``("고쳐줘" OR "fix" OR "repair")``. Only the first 32 K characters are read.
+    Korean words lose a trailing particle and gain their glossary stem and English translations, so
+    "그거 고쳐줘" searches ``("고쳐줘" OR "고쳐" OR "fix" OR "repair")``. Only the first 32 K characters are read.
     """
     kept: list[str] = []  # content words, normalized and particle-stripped
     stopped: list[str] = []  # stop-words, searched only when there is nothing else
@@ -244,8 +246,8 @@ def compile_query(text: str, *, max_terms: int = 12) -> Query:
         elif len(stopped) < max_terms:
             stopped.append(term)
     chosen = (kept or stopped)[: max(max_terms, 0)]
-    groups = tuple((term, *_translations(term)) if _HANGUL.search(term) else (term,) for term in chosen)
-    cjk = tuple(term for term in chosen if has_cjk(term))
+    groups = tuple((term, *_glossary(term)) if _HANGUL.search(term) else (term,) for term in chosen)
+    cjk = tuple(dict.fromkeys(term for group in groups for term in group if has_cjk(term)))
     return Query(text=text, groups=groups, cjk=cjk)
 
 

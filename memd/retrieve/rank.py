@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
-from .query import Query, stem
+from .query import Query, has_cjk, stem
 
 __all__ = [
     "Evidence",
@@ -88,7 +88,10 @@ class Evidence(NamedTuple):
 
 def _prefix(term: str) -> str:
     """What a word of a hit must start with to count as ``term``: its stem, or the
-    whole word when the stem is too short to be specific."""
+    whole word when the stem is too short to be specific.  A Korean word is its own
+    prefix: particles and endings follow it ("확인" counts in "확인했다")."""
+    if has_cjk(term):
+        return re.escape(term)
     root = stem(term)
     return re.escape(root) if len(root) >= 3 else re.escape(term) + r"\b"
 
