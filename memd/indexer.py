@@ -46,6 +46,9 @@ SAVE_INTERVAL = 30.0
 SWEEP_INTERVAL = 60.0
 IDLE_POLL = 1.0
 """Seconds between outbox polls when no ingest woke the indexer (retries become due)."""
+SETTLE = 0.2
+"""Seconds the indexer lets new events settle before embedding them: the rest of a burst of
+hooks lands first (one batch instead of many), and embedding does not fight the hooks for CPU."""
 
 State = Literal["disabled", "loading", "indexing", "ready", "unavailable"]
 
@@ -187,6 +190,8 @@ class Indexer:
             if not claimed:
                 with anyio.move_on_after(IDLE_POLL):
                     await self._wake.wait()
+                if self._wake.is_set():
+                    await anyio.sleep(SETTLE)
                 continue
             await self._embed(claimed)
 
@@ -280,9 +285,3 @@ class Indexer:
                 await anyio.to_thread.run_sync(self.index.save)
         self.notify()
         return queued
-
-    async def forget(self, keys: Sequence[int]) -> None:
-        """Remove vectors (already deleted from SQLite) from the index."""
-        if self.index is not None and keys:
-            async with self._index_lock:
-                await anyio.to_thread.run_sync(self.index.remove, list(keys))
