@@ -7,9 +7,10 @@
 
 Every lane applies the same ``Filters`` in SQL, so a filtered search is not a global
 top-N with most hits thrown away.  Ranked FTS5 costs ~1.5 µs per matching row, so a
-lane ranks at most the ``CANDIDATE_CAP`` newest rows that match: a word found in half
-a million events costs the same as one found in five thousand (recency decides which
-of its matches compete, BM25 the order among them).
+lane ranks at most the ``CANDIDATE_CAP`` newest filtered rows that match, looked for
+among the ``SCAN_CAP`` newest matches: a word found in half a million events costs
+the same as one found in five thousand (recency decides which of its matches
+compete, BM25 the order among them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .query import Query, like_patterns, match_expression, trigram_expression
 __all__ = ["CANDIDATE_CAP", "Doc", "Filters", "docs", "keyword", "substring", "trigram", "vector_events"]
 
 CANDIDATE_CAP: Final = 5_000
+SCAN_CAP: Final = 20_000
 SUBSTRING_WINDOW: Final = 50_000
 """Newest CJK rows a LIKE scan looks at: substring search is a scan, so it is bounded."""
 
@@ -67,18 +69,24 @@ def _escape_like(text: str) -> str:
 
 
 def _ranked(conn: sqlite3.Connection, table: str, match: str, filters: Filters, limit: int) -> list[int]:
-    """Ids of the best ``limit`` rows of ``table`` for ``match``, among its newest CANDIDATE_CAP matches."""
+    """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
+
+    Ranking is bounded: only the newest CANDIDATE_CAP filtered matches compete, found
+    among the newest SCAN_CAP matches overall.  A word rarer than that is ranked over
+    all of its matches.
+    """
     where, args = filters.sql()
-    weights = "2.0, 1.0"  # a title match counts double
     floor = conn.execute(
-        f"SELECT min(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?)",
-        (match, CANDIDATE_CAP),
+        f"SELECT min(rowid) FROM (SELECT m.rowid FROM"
+        f" (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?) m"
+        f" JOIN events e ON e.id = m.rowid WHERE 1{where} ORDER BY m.rowid DESC LIMIT ?)",
+        [match, SCAN_CAP, *args, CANDIDATE_CAP],
     ).fetchone()[0]
     if floor is None:
         return []
     rows = conn.execute(
         f"SELECT f.rowid FROM {table} f JOIN events e ON e.id = f.rowid"
-        f" WHERE {table} MATCH ? AND f.rowid >= ?{where} ORDER BY bm25({table}, {weights}) LIMIT ?",
+        f" WHERE {table} MATCH ? AND f.rowid >= ?{where} ORDER BY bm25({table}, 2.0, 1.0) LIMIT ?",
         [match, floor, *args, limit],
     ).fetchall()
     return [row[0] for row in rows]
