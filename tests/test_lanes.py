@@ -27,7 +27,7 @@ def database(tmp_path: Path, rows: list[tuple[int, str]]) -> sqlite3.Connection:
 
 
 def test_a_quiet_project_is_found_under_a_busy_ones_common_word(tmp_path: Path) -> None:
-    rows = [(1, "retry the flaky upload test"), *[(2, f"retry loop {n}") for n in range(lanes.CANDIDATE_CAP + 500)]]
+    rows = [(1, "retry the flaky upload test"), *[(2, f"retry loop {n}") for n in range(lanes.RANK_CAP + 500)]]
     conn = database(tmp_path, rows)
     found = lanes.keyword(conn, compile_query("retry"), Filters(project_id=1), 10)
     assert found == [1]
@@ -40,3 +40,11 @@ def test_and_first_then_or(tmp_path: Path) -> None:
     assert lanes.keyword(conn, compile_query("parser cache"), Filters(), 10)[0] == 1
     assert set(lanes.keyword(conn, compile_query("parser cache"), Filters(), 10)) == {1, 2, 3}
     assert lanes.keyword(conn, compile_query("parser cache"), Filters(), 1) == [1]
+
+
+def test_rare_words_lead_and_unfinished_words_are_prefixes(tmp_path: Path) -> None:
+    rows = [(1, "retry the flaky upload test"), *[(2, f"retry loop {n}") for n in range(lanes.RANK_CAP + 500)]]
+    conn = database(tmp_path, rows)
+    assert lanes.keyword(conn, compile_query("retry flaky"), Filters(), 10)[0] == 1
+    assert lanes.keyword(conn, compile_query("flak"), Filters(), 10) == [1]  # still being typed
+    assert lanes.keyword(conn, compile_query("upload zebra"), Filters(), 10) == [1]  # OR of the rare words

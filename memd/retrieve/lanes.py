@@ -6,11 +6,21 @@
     vector     nearest stored vectors (the indexer searches, this maps keys to events)
 
 Every lane applies the same ``Filters`` in SQL, so a filtered search is not a global
-top-N with most hits thrown away.  Ranked FTS5 costs ~1.5 µs per matching row, so a
-lane ranks at most the ``CANDIDATE_CAP`` newest filtered rows that match, looked for
-among the ``SCAN_CAP`` newest matches: a word found in half a million events costs
-the same as one found in five thousand (recency decides which of its matches
-compete, BM25 the order among them).
+top-N with most hits thrown away.
+
+**Cost.** Everything here is paid per matching row: ~0.5 µs to walk a match, ~1.3 µs
+to look its event up for the filters, ~2.5 µs for BM25.  A word in a quarter of a
+million events would cost a second, so the keyword lane looks at document
+frequencies first (``events_fts_terms``, one B-tree probe per word):
+
+- an expression expected to match at most ``RANK_CAP`` rows is ranked in full (BM25);
+- a larger one is ranked within its ``RANK_CAP`` newest matches, and topped up with
+  the newest filtered matches among the ``TOP_UP_CAP`` next ones: recency decides
+  which matches of a very common word compete, BM25 the order among them;
+- the OR fallback leaves out words that are that common (when rarer ones remain),
+  as a stop-word list would: they say little about which event is meant;
+- the last word is a prefix (``rebuil*``) only when it is not a word of the index
+  already, i.e. when the user seems to be still typing it.
 """
 
 from __future__ import annotations
@@ -21,14 +31,18 @@ from typing import Final
 
 import msgspec
 
-from .query import Query, like_patterns, match_expression, trigram_expression
+from .query import Query, like_patterns, match_expression, stem, trigram_expression
 
-__all__ = ["CANDIDATE_CAP", "Doc", "Filters", "docs", "keyword", "substring", "trigram", "vector_events"]
+__all__ = ["RANK_CAP", "Doc", "Filters", "docs", "keyword", "substring", "trigram", "vector_events"]
 
-CANDIDATE_CAP: Final = 5_000
-SCAN_CAP: Final = 20_000
+RANK_CAP: Final = 1_000
+"""Most rows one expression ranks with BM25 (~2.5 ms)."""
+TOP_UP_CAP: Final = 4 * RANK_CAP
+"""Most further matches walked (newest first) to fill up a filtered result."""
 SUBSTRING_WINDOW: Final = 50_000
 """Newest CJK rows a LIKE scan looks at: substring search is a scan, so it is bounded."""
+UNKNOWN: Final = 1 << 62
+"""The frequency assumed when it cannot be looked up (trigram expressions, prefixes)."""
 
 
 class Filters(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,47 +82,76 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _ranked(conn: sqlite3.Connection, table: str, match: str, filters: Filters, limit: int) -> list[int]:
+def _ranked(
+    conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int
+) -> list[int]:
     """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
 
-    Ranking is bounded: only the newest CANDIDATE_CAP filtered matches compete, found
-    among the newest SCAN_CAP matches overall.  A word rarer than that is ranked over
-    all of its matches.
+    ``estimate`` is an upper bound of the rows ``match`` finds: up to RANK_CAP they are
+    all ranked, beyond it only the newest RANK_CAP (then the newest others fill up).
     """
     where, args = filters.sql()
-    floor = conn.execute(
-        f"SELECT min(rowid) FROM (SELECT m.rowid FROM"
-        f" (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?) m"
-        f" JOIN events e ON e.id = m.rowid WHERE 1{where} ORDER BY m.rowid DESC LIMIT ?)",
-        [match, SCAN_CAP, *args, CANDIDATE_CAP],
-    ).fetchone()[0]
-    if floor is None:
-        return []
-    rows = conn.execute(
-        f"SELECT f.rowid FROM {table} f JOIN events e ON e.id = f.rowid"
-        f" WHERE {table} MATCH ? AND f.rowid >= ?{where} ORDER BY bm25({table}, 2.0, 1.0) LIMIT ?",
-        [match, floor, *args, limit],
-    ).fetchall()
-    return [row[0] for row in rows]
+    floor = 0
+    if estimate > RANK_CAP:
+        floor = conn.execute(
+            f"SELECT min(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?)",
+            (match, RANK_CAP),
+        ).fetchone()[0]
+        if floor is None:
+            return []
+    # CROSS JOIN: walk the matches, look each event up; never the other way round.
+    found = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT f.rowid FROM {table} f CROSS JOIN events e ON e.id = f.rowid"
+            f" WHERE {table} MATCH ? AND f.rowid >= ?{where} ORDER BY bm25({table}, 2.0, 1.0) LIMIT ?",
+            [match, floor, *args, limit],
+        )
+    ]
+    if floor and len(found) < limit:
+        found += [
+            row[0]
+            for row in conn.execute(
+                f"SELECT m.rowid FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid < ?"
+                f" ORDER BY rowid DESC LIMIT ?) m CROSS JOIN events e ON e.id = m.rowid"
+                f" WHERE 1{where} ORDER BY m.rowid DESC LIMIT ?",
+                [match, floor, TOP_UP_CAP, *args, limit - len(found)],
+            )
+        ]
+    return found
+
+
+def _frequency(conn: sqlite3.Connection, term: str) -> int:
+    """Documents holding ``term`` (or its stem), from the index's own vocabulary."""
+    best = 0
+    for form in {term, stem(term)}:
+        row = conn.execute("SELECT doc FROM events_fts_terms WHERE term = ?", (form,)).fetchone()
+        best = max(best, row[0] if row else 0)
+    return best
 
 
 def keyword(conn: sqlite3.Connection, query: Query, filters: Filters, limit: int) -> list[int]:
-    """Rows with every concept first (BM25 order), then rows with any of them."""
-    found = (
-        _ranked(conn, "events_fts", match_expression(query.groups, operator="AND"), filters, limit)
-        if query.groups
-        else []
-    )
+    """Rows with every concept first (BM25 order), then rows with any rare enough one."""
+    if not query.groups:
+        return []
+    frequencies = [[_frequency(conn, term) for term in group] for group in query.groups]
+    counts = [sum(group) for group in frequencies]
+    typing = frequencies[-1][0] == 0  # the last word is no word of the index (yet): a prefix
+    every = match_expression(query.groups, operator="AND", prefix_last=typing)
+    found = _ranked(conn, "events_fts", every, UNKNOWN if typing else min(counts), filters, limit)
     if len(found) < limit and len(query.groups) > 1:
+        pairs = list(zip(query.groups, counts, strict=True))
+        rare = [(group, n) for group, n in pairs if n <= RANK_CAP] or pairs
+        any_of = match_expression([group for group, _ in rare], operator="OR", prefix_last=False)
         seen = set(found)
-        relaxed = _ranked(conn, "events_fts", match_expression(query.groups, operator="OR"), filters, limit)
-        found += [event_id for event_id in relaxed if event_id not in seen][: limit - len(found)]
+        more = _ranked(conn, "events_fts", any_of, sum(n for _, n in rare), filters, limit)
+        found += [event_id for event_id in more if event_id not in seen][: limit - len(found)]
     return found
 
 
 def trigram(conn: sqlite3.Connection, query: Query, filters: Filters, limit: int) -> list[int]:
     match = trigram_expression(query.cjk)
-    return _ranked(conn, "events_cjk", match, filters, limit) if match else []
+    return _ranked(conn, "events_cjk", match, UNKNOWN, filters, limit) if match else []
 
 
 def substring(conn: sqlite3.Connection, query: Query, filters: Filters, limit: int) -> list[int]:
@@ -120,7 +163,7 @@ def substring(conn: sqlite3.Connection, query: Query, filters: Filters, limit: i
     (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM events_cjk").fetchone()
     like = " OR ".join("c.title LIKE ? ESCAPE '\\' OR c.text LIKE ? ESCAPE '\\'" for _ in patterns)
     rows = conn.execute(
-        f"SELECT c.rowid FROM events_cjk c JOIN events e ON e.id = c.rowid"
+        f"SELECT c.rowid FROM events_cjk c CROSS JOIN events e ON e.id = c.rowid"
         f" WHERE c.rowid > ? AND ({like}){where} ORDER BY c.rowid DESC LIMIT ?",
         [top - SUBSTRING_WINDOW, *[p for p in patterns for _ in (0, 1)], *args, limit],
     ).fetchall()
@@ -137,7 +180,7 @@ def vector_events(
     where, args = filters.sql()
     keys = list(similarity)
     rows = conn.execute(
-        f"SELECT v.id, v.event_id FROM vectors v JOIN events e ON e.id = v.event_id"
+        f"SELECT v.id, v.event_id FROM vectors v CROSS JOIN events e ON e.id = v.event_id"
         f" WHERE v.id IN ({','.join('?' * len(keys))}){where}",
         [*keys, *args],
     ).fetchall()
