@@ -39,6 +39,7 @@ __all__ = [
     "ModelUnavailable",
     "assemble_default_model",
     "embedding_text",
+    "event_windows",
     "windows",
 ]
 
@@ -78,12 +79,17 @@ DEFAULT_MODEL_FILES: Final = {
 }
 """Every file of the default model directory: where it comes from and its checksum."""
 
+HEAD_TOKENS: Final = 48
+"""Estimated tokens of an event's first vector: its title and the start of its text.
+Embedding cost grows with length (~5x from 40 to 220 tokens here), and this first
+vector is what makes a new event findable by meaning, so it is kept short."""
 WINDOW_TOKENS: Final = 240
-"""Estimated tokens per window: the model reads 256, minus room for special tokens and
-the estimate's error."""
+"""Estimated tokens per further window: the model reads 256, minus room for special
+tokens and the estimate's error."""
 WINDOW_OVERLAP: Final = 32
 MAX_WINDOWS: Final = 4
-"""Vectors per event at most: the head of a long text gets vectors, all of it gets keywords."""
+"""Vectors per event at most (the head and 3 windows): the head of a long text gets
+vectors, all of it gets keywords."""
 
 
 class ModelUnavailable(Exception):
@@ -95,6 +101,21 @@ def embedding_text(title: str, text: str) -> str:
     if not text or text == title:
         return title
     return f"{title}\n{text}"
+
+
+def event_windows(title: str, text: str) -> list[str]:
+    """Everything an event is embedded as, in order: a short head (title and the start of
+    the text), then — when the text is longer than the head — windows over all of it.
+
+    The indexer embeds the head first for every waiting event (stage 0), and the other
+    windows once no head is waiting (stage 1): new events become findable by meaning
+    quickly even behind a backlog, long ones completely a little later.
+    """
+    whole = embedding_text(title, text)
+    head = windows(whole, size=HEAD_TOKENS, limit=1)
+    if not head or head[0] == whole:
+        return head
+    return head + windows(whole, limit=MAX_WINDOWS - 1)
 
 
 def _cost(word: str) -> int:
@@ -251,8 +272,13 @@ class Embedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors (float32, ``len(texts)`` by ``dim``) for document texts."""
         model = self._require()
-        vectors = np.asarray(list(model.embed(list(texts), batch_size=self.config.batch_size)), dtype=np.float32)
-        return _normalize(vectors.reshape(len(texts), self.dim))
+        # Batches are padded to their longest text: embedding in length order wastes the least.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = model.embed([texts[i] for i in order], batch_size=self.config.batch_size)
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, vector in zip(order, ordered, strict=True):
+            vectors[i] = vector
+        return _normalize(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector of a search query."""

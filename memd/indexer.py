@@ -219,16 +219,20 @@ class Indexer:
         self.embedded += len(results)
         log.debug("embedded", events=len(results), vectors=len(added), ms=round((time.perf_counter() - started) * 1000))
 
-    def _vectors(self, claimed: Sequence[outbox.Claimed]) -> list[tuple[outbox.Claimed, np.ndarray]]:
-        from .embed import embedding_text, windows
+    def _vectors(self, claimed: Sequence[outbox.Claimed]) -> list[tuple[outbox.Claimed, np.ndarray, bool]]:
+        """Each claim's vectors for its stage, and whether a stage 1 follows (a worker thread)."""
+        from .embed import event_windows
 
         assert self.embedder is not None
-        texts = [windows(embedding_text(row.title, row.text)) for row in claimed]
-        flat = [window for parts in texts for window in parts]
+        texts = []
+        for row in claimed:
+            windows = event_windows(row.title, row.text)
+            texts.append((windows[:1], len(windows) > 1) if row.stage == 0 else (windows[1:], False))
+        flat = [window for parts, _ in texts for window in parts]
         vectors = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
         results, at = [], 0
-        for row, parts in zip(claimed, texts, strict=True):
-            results.append((row, vectors[at : at + len(parts)]))
+        for row, (parts, more) in zip(claimed, texts, strict=True):
+            results.append((row, vectors[at : at + len(parts)], more))
             at += len(parts)
         return results
 

@@ -9,7 +9,14 @@ import pytest
 from conftest import Instance
 
 from memd import embed
-from memd.embed import DEFAULT_MODEL_FILES, ModelUnavailable, assemble_default_model, embedding_text, windows
+from memd.embed import (
+    DEFAULT_MODEL_FILES,
+    ModelUnavailable,
+    assemble_default_model,
+    embedding_text,
+    event_windows,
+    windows,
+)
 
 
 def test_short_text_is_one_window_unchanged() -> None:
@@ -28,6 +35,16 @@ def test_long_text_becomes_overlapping_windows_of_whole_words() -> None:
     assert first[-1] in second  # overlap: the next window starts before the previous one ended
     for part in parts:
         assert sum(1 + len(w) // 4 for w in part.split()) <= embed.WINDOW_TOKENS
+
+
+def test_an_event_is_a_short_head_then_windows_over_all_of_it() -> None:
+    assert event_windows("Prompt: fix it", "fix it") == ["Prompt: fix it\nfix it"]
+    long = " ".join(f"word{n:04d}" for n in range(600))
+    parts = event_windows("Bash: pytest", long)
+    assert len(parts) == embed.MAX_WINDOWS
+    assert parts[0].startswith("Bash: pytest word0000") and len(parts[0].split()) < len(parts[1].split())
+    assert parts[1].startswith("Bash: pytest") and parts[1:] == windows(embedding_text("Bash: pytest", long), limit=3)
+    assert event_windows("", "") == []
 
 
 def test_korean_and_giant_words_are_bounded_too() -> None:

@@ -19,7 +19,7 @@ import pytest
 from conftest import Instance
 
 from memd.config import EmbeddingConfig
-from memd.embed import embedding_text, windows
+from memd.embed import event_windows
 from memd.indexer import Indexer
 from memd.store import open_store, outbox
 from memd.store.schema import migrate
@@ -72,7 +72,7 @@ def test_retries_back_off_then_fail(conn: sqlite3.Connection) -> None:
         (claimed,) = [c for c in outbox.claim(conn, 10, now) if c.event_id == 3] or [None]
         assert claimed is not None, f"attempt {attempt} not due at {now}"
         for other in outbox.claim(conn, 10, now):  # keep the others out of the way
-            outbox.complete(conn, "", [(other, np.zeros((0, 4)))])
+            outbox.complete(conn, "", [(other, np.zeros((0, 4)), False)])
         failed = outbox.fail(conn, [claimed], "boom", now)
         state, attempts = states(conn)[3]
         assert attempts == attempt
@@ -96,28 +96,40 @@ def test_stuck_rows_return_to_pending(conn: sqlite3.Connection) -> None:
     outbox.claim(conn, 10, now=500.0)
     assert outbox.recover(conn, claimed_before=500.0 - outbox.STUCK_AFTER) == len(old)
     assert {e for e, (s, _) in states(conn).items() if s == "pending"} == {c.event_id for c in old}
-    assert outbox.complete(conn, "", [(old[0], np.ones((1, 4)))]) == ([], [])  # a late result is dropped
+    assert outbox.complete(conn, "", [(old[0], np.ones((1, 4)), False)]) == ([], [])  # a late result is dropped
 
 
-def test_complete_stores_windows_and_replaces_old_vectors(conn: sqlite3.Connection) -> None:
+def test_complete_stores_the_head_then_the_windows_and_replaces_old_vectors(conn: sqlite3.Connection) -> None:
     outbox.set_version(conn, "m:4")
-    (claimed,) = [c for c in outbox.claim(conn, 10, 1.0) if c.event_id == 2]
-    added, removed = outbox.complete(conn, "m:4", [(claimed, np.eye(4)[:3])])
-    assert len(added) == 3 and removed == []
-    assert conn.execute("SELECT chunk FROM vectors WHERE event_id = 2 ORDER BY chunk").fetchall() == [(0,), (1,), (2,)]
-    stored = outbox.decode(conn.execute("SELECT vector FROM vectors WHERE event_id = 2 AND chunk = 1").fetchone()[0])
-    assert np.array_equal(stored, np.eye(4)[1])
-    conn.execute("UPDATE vector_outbox SET state = 'pending' WHERE event_id = 2")  # e.g. a summary changed
+    (head,) = [c for c in outbox.claim(conn, 10, 1.0) if c.event_id == 2]
+    assert head.stage == 0
+    for other in outbox.claim(conn, 10, 1.0):
+        assert other.event_id != 2
+    added, removed = outbox.complete(conn, "m:4", [(head, np.eye(4)[:1], True)])
+    assert len(added) == 1 and removed == [] and states(conn)[2] == ("pending", 0)
+    (rest,) = outbox.claim(conn, 10, 1.5)
+    assert (rest.event_id, rest.stage) == (2, 1)
+    added1, _ = outbox.complete(conn, "m:4", [(rest, np.eye(4)[1:4], False)])
+    assert len(added1) == 3 and states(conn)[2] == ("done", 1)
+    assert conn.execute("SELECT chunk FROM vectors WHERE event_id = 2 ORDER BY chunk").fetchall() == [
+        (0,),
+        (1,),
+        (2,),
+        (3,),
+    ]
+    stored = outbox.decode(conn.execute("SELECT vector FROM vectors WHERE event_id = 2 AND chunk = 2").fetchone()[0])
+    assert np.array_equal(stored, np.eye(4)[2])
+    conn.execute("UPDATE vector_outbox SET state = 'pending', stage = 0 WHERE event_id = 2")  # e.g. a summary changed
     (again,) = [c for c in outbox.claim(conn, 10, 2.0) if c.event_id == 2]
-    added2, removed2 = outbox.complete(conn, "m:4", [(again, np.eye(4)[:1])])
-    assert sorted(removed2) == sorted(key for key, _ in added) and len(added2) == 1
-    assert outbox.complete(conn, "other:8", [(again, np.eye(4)[:1])]) == ([], [])  # another version: dropped
+    added2, removed2 = outbox.complete(conn, "m:4", [(again, np.eye(4)[:1], False)])
+    assert sorted(removed2) == sorted(key for key, _ in added + added1) and len(added2) == 1
+    assert outbox.complete(conn, "other:8", [(again, np.eye(4)[:1], False)]) == ([], [])  # another version: dropped
 
 
 def test_a_new_embedding_version_requeues_everything(conn: sqlite3.Connection) -> None:
     assert outbox.set_version(conn, "a:4") is True
     claimed = outbox.claim(conn, 10, 1.0)
-    outbox.complete(conn, "a:4", [(c, np.ones((1, 4))) for c in claimed])
+    outbox.complete(conn, "a:4", [(c, np.ones((1, 4)), False) for c in claimed])
     assert outbox.stats(conn, 2.0).backlog == 0 and outbox.extent(conn)[0] == 5
     assert outbox.set_version(conn, "a:4") is False
     assert outbox.set_version(conn, "b:8") is True
@@ -126,7 +138,7 @@ def test_a_new_embedding_version_requeues_everything(conn: sqlite3.Connection) -
 
 def test_deleting_an_event_deletes_its_vectors_and_outbox_row(conn: sqlite3.Connection) -> None:
     outbox.set_version(conn, "a:4")
-    outbox.complete(conn, "a:4", [(c, np.ones((2, 4))) for c in outbox.claim(conn, 10, 1.0)])
+    outbox.complete(conn, "a:4", [(c, np.ones((2, 4)), False) for c in outbox.claim(conn, 10, 1.0)])
     conn.execute("DELETE FROM events WHERE id = 3")
     assert conn.execute("SELECT count(*) FROM vectors WHERE event_id = 3").fetchone() == (0,)
     assert 3 not in states(conn)
@@ -225,7 +237,7 @@ def check_every_event_has_exactly_its_vectors(memd: Instance) -> None:
     for event_id, chunk in memd.query("SELECT event_id, chunk FROM vectors ORDER BY event_id, chunk"):
         chunks.setdefault(event_id, []).append(chunk)
     for event_id, title, text in events:
-        expected = len(windows(embedding_text(title, text)))
+        expected = len(event_windows(title, text))
         assert chunks.get(event_id, []) == list(range(expected)), f"event {event_id}"
     assert memd.query("SELECT DISTINCT state FROM vector_outbox") == [("done",)]
     embedding = memd.status().embedding

@@ -82,9 +82,7 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _ranked(
-    conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int
-) -> list[int]:
+def _ranked(conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int) -> list[int]:
     """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
 
     ``estimate`` is an upper bound of the rows ``match`` finds: up to RANK_CAP they are

@@ -4,15 +4,19 @@ Every event gets an outbox row in the transaction that stores it (a trigger), so
 acknowledged event can never miss its vectors, whatever crashes when.  A row moves::
 
     pending --claim--> processing --complete--> done
-       ^                   |
+       ^                   |   \
+       |                   |    +--(stage 0 of a long text)--> pending, stage 1
        +----- fail --------+ (retry after RETRY_DELAYS[attempt]; after MAX_ATTEMPTS: failed)
+
+Stage 0 stores an event's head vector, stage 1 the windows of a longer text
+(``memd.embed.event_windows``).  Claims take stage 0 first, newest event first: a live
+session is searchable by meaning at once even behind a long backlog (an import, a
+model change); the longer windows follow when no head is waiting.
 
 A claim is one ``UPDATE ... RETURNING`` (atomic: no row is handed out twice).  A row
 left ``processing`` by a crash goes back to ``pending``: all of them when the daemon
 starts (it holds the instance lock, so nobody else is working on them), and those
-claimed more than ``STUCK_AFTER`` seconds ago periodically.  Newest events are claimed
-first, so a live session is searchable by meaning at once even behind a long backlog
-(an import, a model change).
+claimed more than ``STUCK_AFTER`` seconds ago periodically.
 
 These run on the writer's connection (``Writer.call``): the single writer stays single.
 """
@@ -49,10 +53,14 @@ RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
 MAX_ATTEMPTS: Final = len(RETRY_DELAYS) + 1
 """The first try and three retries; then the row is ``failed`` (``memctl rebuild --vectors`` retries it)."""
 STUCK_AFTER: Final = 300.0
+STAGE_1_SHARE: Final = 8
+"""A stage 1 claim takes 1/8 of a batch: up to 3 long windows each, and a new event's head
+should not wait behind many of them."""
 
 
 class Claimed(NamedTuple):
     event_id: int
+    stage: int
     title: str
     text: str
     claimed_at: float
@@ -87,37 +95,41 @@ def _finish(conn: sqlite3.Connection, ok: bool) -> None:
 
 
 def claim(conn: sqlite3.Connection, limit: int, now: float) -> list[Claimed]:
-    """Take up to ``limit`` due pending rows, newest event first, with their texts."""
+    """Take up to ``limit`` due pending rows of one stage (0 first), newest event first, with their texts."""
     _transaction(conn)
     ok = False
     try:
-        ids = [
-            row[0]
-            for row in conn.execute(
+        claimed: list[tuple[int, int]] = []
+        for stage in (0, 1):
+            claimed = conn.execute(
                 "UPDATE vector_outbox SET state = 'processing', claimed_at = ?, attempts = attempts + 1"
-                " WHERE event_id IN (SELECT event_id FROM vector_outbox WHERE state = 'pending' AND due_at <= ?"
-                " ORDER BY event_id DESC LIMIT ?) RETURNING event_id",
-                (now, now, limit),
-            )
-        ]
+                " WHERE event_id IN (SELECT event_id FROM vector_outbox"
+                " WHERE state = 'pending' AND stage = ? AND due_at <= ? ORDER BY event_id DESC LIMIT ?)"
+                " RETURNING event_id, stage",
+                (now, stage, now, limit if stage == 0 else max(1, limit // STAGE_1_SHARE)),
+            ).fetchall()
+            if claimed:
+                break
+        stages = dict(claimed)
         rows = conn.execute(
-            f"SELECT id, title, text FROM events WHERE id IN ({','.join('?' * len(ids))})", ids
+            f"SELECT id, title, text FROM events WHERE id IN ({','.join('?' * len(stages))})", list(stages)
         ).fetchall()
         ok = True
     finally:
         _finish(conn, ok)
-    return [Claimed(event_id, title, text, now) for event_id, title, text in rows]
+    return [Claimed(event_id, stages[event_id], title, text, now) for event_id, title, text in rows]
 
 
 def complete(
-    conn: sqlite3.Connection, version: str, results: Sequence[tuple[Claimed, np.ndarray]]
+    conn: sqlite3.Connection, version: str, results: Sequence[tuple[Claimed, np.ndarray, bool]]
 ) -> tuple[list[tuple[int, np.ndarray]], list[int]]:
-    """Store each claimed event's vectors (one row per window) and mark it done.
+    """Store each claimed event's vectors for its stage and move its row on.
 
-    Returns the keys added (with their vectors) and the keys removed (an event embedded
-    before, e.g. a session summary that changed), for the caller to apply to the index.
-    Results for rows that changed meanwhile (re-queued, deleted) or for another
-    embedding version are dropped: their rows will be claimed again.
+    A result is (the claim, its vectors, whether a stage 1 follows).  Stage 0 replaces
+    every vector of the event (chunk 0 onwards), stage 1 adds chunks 1 onwards.  Returns
+    the keys added (with their vectors) and the keys removed, for the caller to apply to
+    the index.  Results for rows that changed meanwhile (re-queued, deleted) or for
+    another embedding version are dropped: their rows will be claimed again.
     """
     added: list[tuple[int, np.ndarray]] = []
     removed: list[int] = []
@@ -125,27 +137,37 @@ def complete(
     ok = False
     try:
         (current,) = conn.execute("SELECT coalesce(max(version), '') FROM embedding_version").fetchone()
-        for claimed, vectors in results if current == version else ():
-            state = conn.execute(
-                "SELECT state FROM vector_outbox WHERE event_id = ? AND claimed_at = ?",
+        for claimed, vectors, more in results if current == version else ():
+            row = conn.execute(
+                "SELECT state, stage FROM vector_outbox WHERE event_id = ? AND claimed_at = ?",
                 (claimed.event_id, claimed.claimed_at),
             ).fetchone()
-            if state != ("processing",):
+            if row != ("processing", claimed.stage):
                 continue
+            first = 0 if claimed.stage == 0 else 1
             removed += [
                 key
-                for (key,) in conn.execute("DELETE FROM vectors WHERE event_id = ? RETURNING id", (claimed.event_id,))
+                for (key,) in conn.execute(
+                    "DELETE FROM vectors WHERE event_id = ? AND chunk >= ? RETURNING id", (claimed.event_id, first)
+                )
             ]
-            for chunk, vector in enumerate(vectors):
+            for chunk, vector in enumerate(vectors, first):
                 (key,) = conn.execute(
                     "INSERT INTO vectors (event_id, chunk, vector) VALUES (?, ?, ?) RETURNING id",
                     (claimed.event_id, chunk, encode(vector)),
                 ).fetchone()
                 added.append((key, vector))
-            conn.execute(
-                "UPDATE vector_outbox SET state = 'done', claimed_at = NULL, error = NULL WHERE event_id = ?",
-                (claimed.event_id,),
-            )
+            if claimed.stage == 0 and more:
+                conn.execute(
+                    "UPDATE vector_outbox SET state = 'pending', stage = 1, attempts = 0, due_at = 0,"
+                    " claimed_at = NULL, error = NULL WHERE event_id = ?",
+                    (claimed.event_id,),
+                )
+            else:
+                conn.execute(
+                    "UPDATE vector_outbox SET state = 'done', claimed_at = NULL, error = NULL WHERE event_id = ?",
+                    (claimed.event_id,),
+                )
         ok = True
     finally:
         _finish(conn, ok)
@@ -190,7 +212,8 @@ def requeue_all(conn: sqlite3.Connection) -> int:
         conn.execute("DELETE FROM vectors")
         conn.execute("INSERT OR IGNORE INTO vector_outbox (event_id) SELECT id FROM events")
         queued = conn.execute(
-            "UPDATE vector_outbox SET state = 'pending', attempts = 0, due_at = 0, claimed_at = NULL, error = NULL"
+            "UPDATE vector_outbox SET state = 'pending', stage = 0, attempts = 0, due_at = 0, claimed_at = NULL,"
+            " error = NULL"
         ).rowcount
         ok = True
     finally:
@@ -209,8 +232,8 @@ def set_version(conn: sqlite3.Connection, version: str) -> bool:
             if row is not None:
                 conn.execute("DELETE FROM vectors")
                 conn.execute(
-                    "UPDATE vector_outbox SET state = 'pending', attempts = 0, due_at = 0, claimed_at = NULL,"
-                    " error = NULL"
+                    "UPDATE vector_outbox SET state = 'pending', stage = 0, attempts = 0, due_at = 0,"
+                    " claimed_at = NULL, error = NULL"
                 )
             conn.execute("INSERT OR REPLACE INTO embedding_version (id, version) VALUES (1, ?)", (version,))
         ok = True

@@ -185,17 +185,19 @@ MIGRATIONS: Final = (
         SELECT id, title, text FROM events WHERE title || ' ' || text GLOB '{CJK_GLOB}';
 
         -- Events waiting for their vectors, enqueued in the transaction that stores the event.
+        -- Stage 0 is the event's head vector, stage 1 the windows of a longer text.
         CREATE TABLE vector_outbox (
             event_id    INTEGER PRIMARY KEY,
             state       TEXT NOT NULL DEFAULT 'pending'
                         CHECK (state IN ('pending', 'processing', 'done', 'failed')),
+            stage       INTEGER NOT NULL DEFAULT 0,
             attempts    INTEGER NOT NULL DEFAULT 0,
             due_at      REAL NOT NULL DEFAULT 0,
             claimed_at  REAL,
             enqueued_at REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0),
             error       TEXT
         );
-        CREATE INDEX vector_outbox_by_state ON vector_outbox(state, event_id);
+        CREATE INDEX vector_outbox_by_state ON vector_outbox(state, stage, event_id);
         CREATE TRIGGER events_outbox_insert AFTER INSERT ON events
         BEGIN
             INSERT INTO vector_outbox(event_id) VALUES (new.id);
@@ -203,7 +205,7 @@ MIGRATIONS: Final = (
         CREATE TRIGGER events_outbox_update AFTER UPDATE OF title, text ON events
         BEGIN
             INSERT INTO vector_outbox(event_id) VALUES (new.id)
-            ON CONFLICT(event_id) DO UPDATE SET state = 'pending', attempts = 0, due_at = 0,
+            ON CONFLICT(event_id) DO UPDATE SET state = 'pending', stage = 0, attempts = 0, due_at = 0,
                 claimed_at = NULL, enqueued_at = excluded.enqueued_at, error = NULL;
         END;
         INSERT INTO vector_outbox(event_id) SELECT id FROM events;
