@@ -161,7 +161,7 @@ class Indexer:
                 (older,) = conn.execute("SELECT count(*) FROM vectors WHERE id <= ?", (index.max_key(),)).fetchone()
                 if older == len(index):
                     for keys, vectors in outbox.stored_vectors(conn, after=index.max_key()):
-                        index.add(keys, vectors)
+                        index.add(keys, vectors, threads=0)
                     index.save()
                     return "caught_up"
             if not loaded and count == 0:
@@ -170,7 +170,7 @@ class Indexer:
             started = time.perf_counter()
             index.clear()
             for keys, vectors in outbox.stored_vectors(conn):
-                index.add(keys, vectors)
+                index.add(keys, vectors, threads=0)
             index.save()
             index.discard_others()
             log.warning(

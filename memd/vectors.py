@@ -93,10 +93,12 @@ class VectorIndex:
         """Whether the index holds exactly the stored vectors: ``count`` rows up to key ``max_key``."""
         return len(self._index) == count and self.max_key() == max_key
 
-    def add(self, keys: Iterable[int], vectors: np.ndarray) -> None:
+    def add(self, keys: Iterable[int], vectors: np.ndarray, *, threads: int = 1) -> None:
+        """Add vectors under their keys; ``threads=0`` uses every core (a rebuild)."""
         keys = np.fromiter(keys, dtype=np.uint64)
         if len(keys):
-            self._index.add(keys, np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim), threads=1)
+            vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)
+            self._index.add(keys, vectors, threads=threads)
             self.dirty = True
 
     def remove(self, keys: Iterable[int]) -> None:
