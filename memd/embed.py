@@ -35,6 +35,7 @@ from .config import EmbeddingConfig
 
 __all__ = [
     "DEFAULT_MODEL",
+    "LONG_FORM_KINDS",
     "Embedder",
     "ModelUnavailable",
     "assemble_default_model",
@@ -83,6 +84,8 @@ HEAD_TOKENS: Final = 48
 """Estimated tokens of an event's first vector: its title and the start of its text.
 Embedding cost grows with length (~5x from 40 to 220 tokens here), and this first
 vector is what makes a new event findable by meaning, so it is kept short."""
+MODEL_TOKENS: Final = 256
+"""What all-MiniLM-L6-v2 reads; longer input is truncated."""
 WINDOW_TOKENS: Final = 240
 """Estimated tokens per further window: the model reads 256, minus room for special
 tokens and the estimate's error."""
@@ -103,9 +106,18 @@ def embedding_text(title: str, text: str) -> str:
     return f"{title}\n{text}"
 
 
-def event_windows(title: str, text: str) -> list[str]:
+LONG_FORM_KINDS: Final = frozenset(
+    {"prompt", "assistant", "compact_summary", "session_summary", "subagent_stop", "tool_error"}
+)
+"""Kinds whose whole text is embedded, not just its head: what people and the agent wrote,
+and errors.  A file read or a command's output is found by its title and head, and by
+keywords: embedding all of it would cost most of the model's time and memory."""
+
+
+def event_windows(title: str, text: str, kind: str) -> list[str]:
     """Everything an event is embedded as, in order: a short head (title and the start of
-    the text), then — when the text is longer than the head — windows over all of it.
+    the text), then, for a long-form kind whose text is longer than that, windows over all
+    of it.
 
     The indexer embeds the head first for every waiting event (stage 0), and the other
     windows once no head is waiting (stage 1): new events become findable by meaning
@@ -113,16 +125,18 @@ def event_windows(title: str, text: str) -> list[str]:
     """
     whole = embedding_text(title, text)
     head = windows(whole, size=HEAD_TOKENS, limit=1)
-    if not head or head[0] == whole:
+    if not head or head[0] == whole or kind not in LONG_FORM_KINDS:
         return head
     return head + windows(whole, limit=MAX_WINDOWS - 1)
 
 
 def _cost(word: str) -> int:
-    """Estimated tokens of a whitespace-separated word: ~4 characters a token, but about
-    one a character for CJK, which WordPiece splits into single characters."""
+    """Estimated tokens of a whitespace-separated word: ~4 letters a token plus one per
+    punctuation mark (code and paths split at every ``/ . _ (``), and about one a
+    character for CJK, which WordPiece splits into single characters."""
     if word.isascii():
-        return 1 + len(word) // 4
+        marks = len(word) - sum(c.isalnum() for c in word)
+        return 1 + (len(word) - marks) // 4 + marks
     return 1 + len(word)
 
 
@@ -264,6 +278,10 @@ class Embedder:
             raise
         except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
             raise ModelUnavailable(f"cannot load {self.model_name}: {type(exc).__name__}: {exc}") from exc
+        tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+        if tokenizer is not None and self.model_name == DEFAULT_MODEL:
+            # tokenizer_config.json says 512 (BERT's limit); the model was trained on 256.
+            tokenizer.enable_truncation(max_length=MODEL_TOKENS)
         probe = np.asarray(next(iter(model.embed(["probe"]))))
         if probe.shape != (self.dim,):
             raise ModelUnavailable(f"{self.model_name} returned {probe.shape[-1]} dimensions, expected {self.dim}")

@@ -226,7 +226,7 @@ class Indexer:
         assert self.embedder is not None
         texts = []
         for row in claimed:
-            windows = event_windows(row.title, row.text)
+            windows = event_windows(row.title, row.text, row.kind)
             texts.append((windows[:1], len(windows) > 1) if row.stage == 0 else (windows[1:], False))
         flat = [window for parts, _ in texts for window in parts]
         vectors = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)

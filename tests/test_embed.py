@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import Instance
 
@@ -34,17 +35,18 @@ def test_long_text_becomes_overlapping_windows_of_whole_words() -> None:
     assert first[0] == "word0000" and set(first) <= set(words) and set(second) <= set(words)
     assert first[-1] in second  # overlap: the next window starts before the previous one ended
     for part in parts:
-        assert sum(1 + len(w) // 4 for w in part.split()) <= embed.WINDOW_TOKENS
+        assert sum(embed._cost(w) for w in part.split()) <= embed.WINDOW_TOKENS
 
 
 def test_an_event_is_a_short_head_then_windows_over_all_of_it() -> None:
-    assert event_windows("Prompt: fix it", "fix it") == ["Prompt: fix it\nfix it"]
+    assert event_windows("Prompt: fix it", "fix it", "prompt") == ["Prompt: fix it\nfix it"]
     long = " ".join(f"word{n:04d}" for n in range(600))
-    parts = event_windows("Bash: pytest", long)
+    assert len(event_windows("Bash: pytest", long, "tool")) == 1  # output: the head only
+    parts = event_windows("Bash: pytest", long, "tool_error")
     assert len(parts) == embed.MAX_WINDOWS
     assert parts[0].startswith("Bash: pytest word0000") and len(parts[0].split()) < len(parts[1].split())
     assert parts[1].startswith("Bash: pytest") and parts[1:] == windows(embedding_text("Bash: pytest", long), limit=3)
-    assert event_windows("", "") == []
+    assert event_windows("", "", "prompt") == []
 
 
 def test_korean_and_giant_words_are_bounded_too() -> None:
@@ -63,6 +65,17 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
     assert assemble_default_model(str(tmp_path)) == target
     assert embed._sha256(str(tampered)) == DEFAULT_MODEL_FILES["tokenizer.json"].sha256
     assert [n for n in os.listdir(tmp_path) if n.startswith(".assemble-")] == []
+
+
+def test_the_default_model_reads_256_tokens(tmp_path: Path) -> None:
+    embedder = embed.Embedder(embed.EmbeddingConfig(), str(tmp_path))
+    embedder.load()
+    assert embedder.version == "sentence-transformers/all-MiniLM-L6-v2:384"
+    assert embedder._require().model.tokenizer.truncation["max_length"] == embed.MODEL_TOKENS
+    vectors = embedder.embed(["short", "word " * 2000, "中文 " * 300])
+    assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-3)
+    similar = embedder.embed_query("a short text") @ vectors[0]
+    assert similar > embedder.embed_query("a short text") @ vectors[2]
 
 
 def test_a_missing_package_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -232,12 +232,12 @@ def long_text(n: int) -> str:
 
 
 def check_every_event_has_exactly_its_vectors(memd: Instance) -> None:
-    events = memd.query("SELECT id, title, text FROM events")
+    events = memd.query("SELECT id, title, text, kind FROM events")
     chunks: dict[int, list[int]] = {}
     for event_id, chunk in memd.query("SELECT event_id, chunk FROM vectors ORDER BY event_id, chunk"):
         chunks.setdefault(event_id, []).append(chunk)
-    for event_id, title, text in events:
-        expected = len(event_windows(title, text))
+    for event_id, title, text, kind in events:
+        expected = len(event_windows(title, text, kind))
         assert chunks.get(event_id, []) == list(range(expected)), f"event {event_id}"
     assert memd.query("SELECT DISTINCT state FROM vector_outbox") == [("done",)]
     embedding = memd.status().embedding

@@ -107,48 +107,46 @@ class Retriever:
         docs = await self.readers.run(lanes.docs, shortlist)
         matcher = Matcher(query)
         now = time.time()
-        positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
-        hits = []
+        scored = []
         for event_id in shortlist:
             doc = docs.get(event_id)
             if doc is None:  # deleted between the lanes and now
                 continue
-            body = f"{doc.title}\n{doc.text}"
-            evidence = matcher.evidence(body)
+            evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
             sim = similarity.get(event_id)
             sure = confidence(evidence.coverage, sim if vector_ran else None, penalty(doc.text or doc.title))
             if not evidence.matched and sure == 0:
                 continue  # a weak neighbour with none of the words: not worth a line
-            hits.append(
-                Hit(
-                    id=doc.id,
-                    kind=doc.kind,
-                    tool=doc.tool,
-                    title=doc.title,
-                    snippet=snippet(doc.text or doc.title, evidence.matched),
-                    score=round(
-                        score(
-                            sure,
-                            fused[event_id],
-                            phrase=evidence.phrase,
-                            age_days=(now - doc.client_ts) / 86400,
-                            importance=doc.importance,
-                            half_life_days=self.config.recency_half_life_days,
-                        ),
-                        4,
-                    ),
-                    confidence=sure,
-                    session_id=doc.session_id,
-                    received_at=doc.received_at,
-                    client_ts=doc.client_ts,
-                    project=doc.project,
-                    lanes={lane: where[event_id] for lane, where in positions.items() if event_id in where},
-                    matched=list(evidence.matched),
-                    similarity=sim,
-                )
+            rank = score(
+                sure,
+                fused[event_id],
+                phrase=evidence.phrase,
+                age_days=(now - doc.client_ts) / 86400,
+                importance=doc.importance,
+                half_life_days=self.config.recency_half_life_days,
             )
-        hits.sort(key=lambda hit: -hit.score)
-        return hits[:limit]
+            scored.append((rank, doc, evidence, sure, sim))
+        scored.sort(key=lambda item: -item[0])
+        positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
+        return [
+            Hit(
+                id=doc.id,
+                kind=doc.kind,
+                tool=doc.tool,
+                title=doc.title,
+                snippet=snippet(doc.text or doc.title, evidence.matched),
+                score=round(rank, 4),
+                confidence=sure,
+                session_id=doc.session_id,
+                received_at=doc.received_at,
+                client_ts=doc.client_ts,
+                project=doc.project,
+                lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
+                matched=list(evidence.matched),
+                similarity=sim,
+            )
+            for rank, doc, evidence, sure, sim in scored[:limit]
+        ]
 
     async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
         """(project root searched or None for all, its id, a notice if it has no events)."""

@@ -25,6 +25,8 @@ from typing import Final, Literal
 
 import msgspec
 
+from ..capture.text import has_cjk
+
 __all__ = [
     "GLOSSARY",
     "Query",
@@ -124,10 +126,6 @@ GLOSSARY: Final[dict[str, tuple[str, ...]]] = {
 
 _WORD: Final = re.compile(r"[^\W_]+")  # runs of \w without "_": snake_case splits, camelCase stays whole
 _WORD_RUN: Final = re.compile(r"\w+")
-_CJK: Final = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-    "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f]"
-)
 _HANGUL: Final = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7ff\uffa0-\uffdc]")
 _LIKE_SPECIAL: Final = re.compile(r"[\\%_]")
 #: For ASCII text: A-Z lowered, a-z and 0-9 kept, every other byte a space; ``str.split`` then yields words.
@@ -165,11 +163,6 @@ def tokens(text: str) -> list[str]:
         else:
             words.extend(_WORD_RUN.findall(chunk))
     return words
-
-
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` has Hangul (syllables or jamo), CJK ideographs, Hiragana or Katakana."""
-    return _CJK.search(text) is not None
 
 
 def _strip_particles(token: str) -> str:

@@ -61,6 +61,7 @@ should not wait behind many of them."""
 class Claimed(NamedTuple):
     event_id: int
     stage: int
+    kind: str
     title: str
     text: str
     claimed_at: float
@@ -112,12 +113,12 @@ def claim(conn: sqlite3.Connection, limit: int, now: float) -> list[Claimed]:
                 break
         stages = dict(claimed)
         rows = conn.execute(
-            f"SELECT id, title, text FROM events WHERE id IN ({','.join('?' * len(stages))})", list(stages)
+            f"SELECT id, kind, title, text FROM events WHERE id IN ({','.join('?' * len(stages))})", list(stages)
         ).fetchall()
         ok = True
     finally:
         _finish(conn, ok)
-    return [Claimed(event_id, stages[event_id], title, text, now) for event_id, title, text in rows]
+    return [Claimed(event_id, stages[event_id], kind, title, text, now) for event_id, kind, title, text in rows]
 
 
 def complete(

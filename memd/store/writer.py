@@ -39,6 +39,7 @@ import structlog
 
 from ..capture import NewEvent
 from ..capture.summary import SummaryRow, summarize
+from ..capture.text import has_cjk
 
 __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
 
@@ -103,9 +104,9 @@ def _project_id(conn: sqlite3.Connection, root: str, now: float) -> int:
 
 _INSERT_EVENT = (
     "INSERT INTO events (idem_key, event, session_id, project_id, kind, tool, title, text, meta, payload,"
-    " importance, client_ts, received_at, size, truncated)"
+    " importance, client_ts, received_at, size, truncated, cjk)"
     " VALUES (?, ?, ?, coalesce(?, (SELECT project_id FROM sessions WHERE id = ?)),"
-    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
 
@@ -116,7 +117,7 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
         (
             event.idem_key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
             event.title, event.text, event.meta, event.payload, event.importance, event.client_ts,
-            event.received_at, event.size, event.truncated,
+            event.received_at, event.size, event.truncated, has_cjk(event.title) or has_cjk(event.text),
         ),
     ).fetchone()  # fmt: skip
     if row is None:
@@ -160,10 +161,12 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
     meta = json.dumps(summary.meta)
     conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
+        " cjk = excluded.cjk,"
         " meta = excluded.meta, client_ts = excluded.client_ts, received_at = excluded.received_at",
         (
             f"session_summary:{session_id}", "memd", session_id, project_id, session_id, "session_summary", None,
             f"Session summary: {summary.line}"[:300], summary.line, meta, meta, 2, rows[-1].ts, now, len(meta), False,
+            has_cjk(summary.line),
         ),
     )  # fmt: skip
 
