@@ -15,14 +15,14 @@ identifiers (snake_case, CamelCase), file paths, hex hashes and numbers, each dr
 a Zipf distribution (s ~ 1.1), so a handful of words ("the", "test", "error", "file")
 is in most rows and most identifiers are rare, as in real logs.
 
-Every event comes from one of ``TEMPLATES`` templates (600 per project): the template
-fixes what the event is about (the command and failing test, the file read, the
-prompt's intent and main identifiers); the event's own random stream varies the rest
-(numbers, outputs, filler words, secondary names).  Real embedding runs at ~80 texts/s
-here, so a million events cannot be embedded; instead ``build_database`` embeds each
-template's canonical text once with the real model (``template_vectors``, cached) and
-gives every window of every event (``memd.embed.windows``: the same number of vectors
-the indexer would store) the vector of its template plus gaussian noise (sigma
+Every event comes from one of 3,000 templates (600 per project): the template fixes
+what the event is about (the command and failing test, the file read, the prompt's
+intent and main identifiers); the event's own random stream varies the rest (numbers,
+outputs, filler words, secondary names).  Real embedding runs at 5-25 texts/s here (long
+windows; see BENCHMARKS.md), so a million events cannot be embedded; instead
+``build_database`` embeds each template's canonical text once with the real model
+(``template_vectors``, cached) and gives every text the indexer would embed for an event
+(``event_vectors``: the head and windows of ``memd.embed.event_windows``) the vector of its template plus gaussian noise (sigma
 ``NOISE`` per dimension, cosine ~0.9 to the template), renormalized, stored as float16
 in ``vectors``; the outbox rows are then marked done and the embedding version recorded,
 so a daemon opening the database sees a fully embedded store.  The vector lane's
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import hashlib
 import itertools
 import json
 import multiprocessing
@@ -59,7 +60,7 @@ from memd.config import CaptureConfig, EmbeddingConfig, PrivacyConfig
 from memd.privacy import Privacy
 from memd.protocol import Ingest
 from memd.store.outbox import encode
-from memd.store.schema import migrate
+from memd.store.schema import MIGRATIONS, migrate
 from memd.store.writer import write_batch
 
 __all__ = [
@@ -715,19 +716,22 @@ class Corpus:
         ctx = multiprocessing.get_context("fork")
         count = 0
         with ctx.Pool(workers, initializer=_init_worker, initargs=(self.seed,)) as pool:
-            chunks = pool.imap(_sessions, ((at, at + SESSION_CHUNK) for at in itertools.count(0, SESSION_CHUNK)))
-            for chunk in chunks:
-                for pair in chunk:
-                    yield pair
-                    count += 1
-                    if count >= n:
-                        pool.terminate()
-                        return
+            # In waves of a few chunks: imap over an endless range would queue up every
+            # result the workers get ahead with (gigabytes at 1M events).
+            for wave in itertools.count(0, SESSION_CHUNK * 4 * workers):
+                spans = [
+                    (at, at + SESSION_CHUNK) for at in range(wave, wave + SESSION_CHUNK * 4 * workers, SESSION_CHUNK)
+                ]
+                for chunk in pool.imap(_sessions, spans):
+                    for pair in chunk:
+                        yield pair
+                        count += 1
+                        if count >= n:
+                            pool.terminate()
+                            return
 
     def canonical_texts(self) -> list[str]:
-        """Per template: the first window of the text the indexer would embed for its canonical event."""
-        from memd.embed import embedding_text, windows
-
+        """Per template: the first text the indexer would embed for its canonical event."""
         texts = []
         for template in range(len(self.projects) * TEMPLATES_PER_PROJECT):
             rng = random.Random(f"{self.seed}:canonical:{template}")
@@ -737,7 +741,7 @@ class Corpus:
             p = self.projects[template // TEMPLATES_PER_PROJECT]
             payload = {"session_id": "canonical", "cwd": p.root, "hook_event_name": hook, **fields}
             event = self.prepare(Generated(hook, json.dumps(payload).encode(), int(END_TS * 1e9), p.root, 0, "", False))
-            texts.append((windows(embedding_text(event.title, event.text)) or [event.title])[0])
+            texts.append((event_vectors(event.title, event.text, event.kind) or [event.title])[0])
         return texts
 
 
@@ -765,6 +769,18 @@ def template_vectors(corpus: Corpus, cache_dir: str, models_dir: str, log: Calla
     np.save(path + ".tmp.npy", vectors)
     os.replace(path + ".tmp.npy", path)
     return vectors
+
+
+def event_vectors(title: str, text: str, kind: str) -> list[str]:
+    """The texts the indexer embeds for one event (one vector each)."""
+    import memd.embed
+
+    return memd.embed.event_windows(title, text, kind)
+
+
+def schema_key() -> str:
+    """A short hash of the schema: a cached database of another schema is not reused."""
+    return hashlib.sha256("".join(m.sql for m in MIGRATIONS).encode()).hexdigest()[:8]
 
 
 class BuildStats(NamedTuple):
@@ -795,8 +811,6 @@ def build_database(
     is marked done.  ``cjk=False`` drops the trigram trigger first (to measure what it costs).
     Insert time counts ``write_batch`` only (triggers included), not generating the events.
     """
-    from memd.embed import embedding_text, windows
-
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.unlink(path + suffix)
@@ -807,7 +821,7 @@ def build_database(
     conn.execute("PRAGMA synchronous = NORMAL")
     migrate(conn)
     if not cjk:
-        conn.execute("DROP TRIGGER events_cjk_insert")
+        conn.execute("DROP TRIGGER events_cjk_insert")  # (the writer still computes the cjk flag)
     insert = 0.0
     written = 0
     origin: list[tuple[int, int, int]] = []  # (event id, template, windows)
@@ -825,7 +839,7 @@ def build_database(
         written += len(batch)
         if templates is not None:
             for (event, _), item, result in zip(batch, items, results, strict=True):
-                count = len(windows(embedding_text(event.title, event.text)))
+                count = len(event_vectors(event.title, event.text, event.kind))
                 origin.append((result.event_id, item.template, count))
                 first_template.setdefault(item.session, item.template)
         batch.clear()
@@ -861,11 +875,9 @@ def _store_vectors(
     log: Callable[[str], None],
 ) -> int:
     """Synthetic vectors for every event (summaries: their session's first template), outbox done."""
-    from memd.embed import embedding_text, windows
-
     summaries = conn.execute("SELECT id, session_id, title, text FROM events WHERE kind = 'session_summary'").fetchall()
     origin = origin + [
-        (event_id, first_template.get(session, 0), len(windows(embedding_text(title, text))))
+        (event_id, first_template.get(session, 0), len(event_vectors(title, text, "session_summary")))
         for event_id, session, title, text in summaries
     ]
     rng = np.random.default_rng(seed)
