@@ -22,12 +22,12 @@ outputs, filler words, secondary names).  Real embedding runs at 5-25 texts/s he
 windows; see BENCHMARKS.md), so a million events cannot be embedded; instead
 ``build_database`` embeds each template's canonical text once with the real model
 (``template_vectors``, cached) and gives every text the indexer would embed for an event
-(``event_vectors``: the head and windows of ``memd.embed.event_windows``) the vector of its template plus gaussian noise (sigma
-``NOISE`` per dimension, cosine ~0.9 to the template), renormalized, stored as float16
-in ``vectors``; the outbox rows are then marked done and the embedding version recorded,
-so a daemon opening the database sees a fully embedded store.  The vector lane's
-*latency* is realistic with this (same count, dimension and HNSW index); its *quality*
-is not measured here.
+(``event_vectors``: the head and windows of ``memd.embed.event_windows``) the vector
+of its template plus gaussian noise (sigma ``NOISE`` per dimension, cosine ~0.9 to the
+template), renormalized, stored as float16 in ``vectors``; the outbox rows are then
+marked done and the embedding version recorded, so a daemon opening the database sees a
+fully embedded store.  The vector lane's *latency* is realistic with this (same count,
+dimension and HNSW index); its *quality* is not measured here.
 
 Same seed, same corpus: the event stream is a fixed sequence and ``events(n)`` is its
 first ``n`` events.  Used by ``bench/search.py``; on its own it builds one database::
