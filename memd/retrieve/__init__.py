@@ -41,6 +41,7 @@ class Retriever:
         self.readers = readers
         self.indexer = indexer
         self.config = config
+        self._project_ids: dict[str, int] = {}
 
     async def search(self, request: Search) -> SearchResults:
         query = compile_query(request.query)
@@ -81,72 +82,14 @@ class Retriever:
         async with anyio.create_task_group() as tg:
             tg.start_soon(lexical)
             tg.start_soon(semantic)
-        similarity: dict[int, float] = {}
         if neighbors is not None:
-            close = [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
-            by_event = await self.readers.run(lanes.vector_events, close, filters, pool)
-            ranked["vector"] = [event_id for event_id, _ in by_event]
-            similarity = dict(by_event)
             reply.mode = "hybrid"
         elif "vector" in wanted:
             reply.notice = self._keyword_only_notice()
-        reply.results = await self._hits(query, request.limit, ranked, similarity, vector_ran=neighbors is not None)
+        reply.results = await self.readers.run(
+            _rank, query, request.limit, ranked, neighbors, filters, pool, self.config
+        )  # one thread hop for the rest: vector keys to events, documents, evidence
         return reply
-
-    async def _hits(
-        self,
-        query: Query,
-        limit: int,
-        ranked: dict[str, list[int]],
-        similarity: dict[int, float],
-        *,
-        vector_ran: bool,
-    ) -> list[Hit]:
-        fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, self.config.rrf_k)
-        shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 3 * limit)]
-        docs = await self.readers.run(lanes.docs, shortlist)
-        matcher = Matcher(query)
-        now = time.time()
-        scored = []
-        for event_id in shortlist:
-            doc = docs.get(event_id)
-            if doc is None:  # deleted between the lanes and now
-                continue
-            evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
-            sim = similarity.get(event_id)
-            sure = confidence(evidence.coverage, sim if vector_ran else None, penalty(doc.text or doc.title))
-            if not evidence.matched and sure == 0:
-                continue  # a weak neighbour with none of the words: not worth a line
-            rank = score(
-                sure,
-                fused[event_id],
-                phrase=evidence.phrase,
-                age_days=(now - doc.client_ts) / 86400,
-                importance=doc.importance,
-                half_life_days=self.config.recency_half_life_days,
-            )
-            scored.append((rank, doc, evidence, sure, sim))
-        scored.sort(key=lambda item: -item[0])
-        positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
-        return [
-            Hit(
-                id=doc.id,
-                kind=doc.kind,
-                tool=doc.tool,
-                title=doc.title,
-                snippet=snippet(doc.text or doc.title, evidence.matched),
-                score=round(rank, 4),
-                confidence=sure,
-                session_id=doc.session_id,
-                received_at=doc.received_at,
-                client_ts=doc.client_ts,
-                project=doc.project,
-                lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
-                matched=list(evidence.matched),
-                similarity=sim,
-            )
-            for rank, doc, evidence, sure, sim in scored[:limit]
-        ]
 
     async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
         """(project root searched or None for all, its id, a notice if it has no events)."""
@@ -159,8 +102,12 @@ class Retriever:
             return found
         if request.cwd:
             root = project_root(request.cwd)
-            project_id = await self.readers.run(lanes.project_id, root)
+            project_id = self._project_ids.get(root)
             if project_id is None:
+                project_id = await self.readers.run(lanes.project_id, root)
+            if project_id is not None:
+                self._project_ids[root] = project_id  # a project's id never changes
+            else:
                 return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
             return root, project_id, ""
         return None, None, ""
@@ -172,6 +119,70 @@ class Retriever:
         if state in ("loading", "indexing"):
             return f"keyword search only: the embedding model is {state} (semantic results follow in a moment)"
         return f"keyword search only: {self.indexer.reason or state}"
+
+
+def _rank(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    ranked: dict[str, list[int]],
+    neighbors: list[tuple[int, float]] | None,
+    filters: Filters,
+    pool: int,
+    config: RetrievalConfig,
+) -> list[Hit]:
+    """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits."""
+    similarity: dict[int, float] = {}
+    if neighbors is not None:
+        close = [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
+        by_event = lanes.vector_events(conn, close, filters, pool)
+        ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
+        similarity = dict(by_event)
+    fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
+    shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 3 * limit)]
+    docs = lanes.docs(conn, shortlist)
+    matcher = Matcher(query)
+    now = time.time()
+    scored = []
+    for event_id in shortlist:
+        doc = docs.get(event_id)
+        if doc is None:  # deleted between the lanes and now
+            continue
+        evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
+        sim = similarity.get(event_id)
+        sure = confidence(evidence.coverage, sim if neighbors is not None else None, penalty(doc.text or doc.title))
+        if not evidence.matched and sure == 0:
+            continue  # a weak neighbour with none of the words: not worth a line
+        rank = score(
+            sure,
+            fused[event_id],
+            phrase=evidence.phrase,
+            age_days=(now - doc.client_ts) / 86400,
+            importance=doc.importance,
+            half_life_days=config.recency_half_life_days,
+        )
+        scored.append((rank, doc, evidence, sure, sim))
+    scored.sort(key=lambda item: -item[0])
+    positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
+    return [
+        Hit(
+            id=doc.id,
+            kind=doc.kind,
+            tool=doc.tool,
+            title=doc.title,
+            snippet=snippet(doc.text or doc.title, evidence.matched),
+            score=round(rank, 4),
+            confidence=sure,
+            session_id=doc.session_id,
+            received_at=doc.received_at,
+            client_ts=doc.client_ts,
+            project=doc.project,
+            lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
+            matched=list(evidence.matched),
+            similarity=sim,
+        )
+        for rank, doc, evidence, sure, sim in scored[:limit]
+    ]
 
 
 def _lexical_lanes(
