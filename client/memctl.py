@@ -143,7 +143,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"  embedding:     {e.model}: {e.state}" + (f" ({e.reason})" if e.reason else ""))
         lines.append(
             f"  vectors:       {e.index_vectors} in the index, {e.stored_vectors} stored; outbox backlog {e.backlog}"
-            f" (oldest {e.oldest_pending_age:.0f} s), {e.failed} failed"
+            f" ({e.unembedded} without any vector yet, oldest {e.oldest_pending_age:.0f} s), {e.failed} failed"
         )
     for op, lat in sorted(report.latency_ms.items()):
         lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")

@@ -239,7 +239,9 @@ class EmbeddingStatus(msgspec.Struct, kw_only=True):
     index_vectors: int = 0
     stored_vectors: int = 0
     backlog: int = 0
-    """Events waiting for their vectors (pending or being embedded)."""
+    """Events waiting for vectors (pending or being embedded), their first or further ones."""
+    unembedded: int = 0
+    """Events of the backlog without any vector yet: not findable by meaning."""
     oldest_pending_age: float = 0.0
     """Seconds the oldest waiting event has waited."""
     failed: int = 0

@@ -318,6 +318,7 @@ class Daemon:
             index_vectors=len(indexer.index) if indexer and indexer.index is not None else 0,
             stored_vectors=waiting.vectors,
             backlog=waiting.backlog,
+            unembedded=waiting.unembedded,
             oldest_pending_age=waiting.oldest_pending_age,
             failed=waiting.failed,
         )

@@ -69,6 +69,7 @@ class Claimed(NamedTuple):
 
 class OutboxStats(NamedTuple):
     backlog: int
+    unembedded: int
     failed: int
     oldest_pending_age: float
     vectors: int
@@ -247,9 +248,12 @@ def stats(conn: sqlite3.Connection, now: float) -> OutboxStats:
     backlog, oldest = conn.execute(
         "SELECT count(*), min(enqueued_at) FROM vector_outbox WHERE state IN ('pending', 'processing')"
     ).fetchone()
+    (unembedded,) = conn.execute(
+        "SELECT count(*) FROM vector_outbox WHERE state IN ('pending', 'processing') AND stage = 0"
+    ).fetchone()
     (failed,) = conn.execute("SELECT count(*) FROM vector_outbox WHERE state = 'failed'").fetchone()
     (vectors,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
-    return OutboxStats(backlog, failed, round(max(0.0, now - oldest), 3) if oldest else 0.0, vectors)
+    return OutboxStats(backlog, unembedded, failed, round(max(0.0, now - oldest), 3) if oldest else 0.0, vectors)
 
 
 def extent(conn: sqlite3.Connection) -> tuple[int, int]:
