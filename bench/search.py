@@ -20,8 +20,10 @@ start at once.  Parts (``--parts``, default all):
 ``trigram``  the 100k corpus built twice without vectors, with and without the
              ``events_cjk`` trigger: insert time and database size;
 ``drain``    a fresh real daemon (default config) once its model is ready: 1,000 corpus
-             events ingested over the socket, then ``Status`` polled until the embedding
-             backlog is 0: events/s and vectors per event.
+             events ingested over the socket, then ``Status`` polled until every event
+             has its head vector (``unembedded`` 0: findable by meaning) and until the
+             whole backlog (the windows of long texts too) is 0: events/s and vectors
+             per event.
 
     .venv/bin/python bench/search.py [--sizes 10000,100000,1000000] [--parts search,disk,rss,trigram,drain]
                                      [--reps 5] [--seed 1]
@@ -406,11 +408,12 @@ def drain(events: int, seed: int) -> dict[str, object]:
             for item in items:
                 client.call(Ingest(event=item.hook, sent_at_ns=time.time_ns(), payload=item.payload), Ingested)
         ingested_s = time.perf_counter() - t0
-        samples = []
+        searchable_s = None
         while True:
             status = instance.status()
             assert status.embedding is not None
-            samples.append((time.perf_counter() - t0, status.embedding.backlog))
+            if searchable_s is None and status.embedding.unembedded == 0:
+                searchable_s = time.perf_counter() - t0  # every event has its head vector
             if status.embedding.backlog == 0:
                 break
             if time.perf_counter() - t0 > 1800:
@@ -427,6 +430,7 @@ def drain(events: int, seed: int) -> dict[str, object]:
             "vectors": vectors,
             "ingest_s": ingested_s,
             "drain_s": drained_s,
+            "searchable_s": searchable_s,
             "model_ready_s": ready_s,
             "failed": status.embedding.failed,
         }
@@ -596,33 +600,15 @@ def main() -> int:
     if "drain" in parts:
         log("embedding drain")
         d = drain(args.drain_events, args.seed)
+        first = d["events"] / d["searchable_s"]
         rate = d["events"] / d["drain_s"]
         print(f"\nembedding backlog drain: {args.drain_events} corpus hook events over the socket, fresh daemon\n")
-        print(
-            markdown_table(
-                [
-                    "events stored",
-                    "vectors",
-                    "vectors/event",
-                    "ingest s",
-                    "ingest to backlog 0 s",
-                    "events/s",
-                    "failed",
-                ],
-                [
-                    [
-                        d["events"],
-                        d["vectors"],
-                        d["vectors"] / d["events"],
-                        d["ingest_s"],
-                        d["drain_s"],
-                        rate,
-                        d["failed"],
-                    ]
-                ],
-            )
-        )
-        print(f"\n{rate:.1f} events/s (target >= {TARGET_DRAIN}): {'met' if rate >= TARGET_DRAIN else 'NOT met'}")
+        headers = ["events stored", "vectors", "vectors/event", "ingest s", "to head vectors s", "to backlog 0 s"]
+        headers += ["events/s (heads)", "events/s (all)", "failed"]
+        row = [d["events"], d["vectors"], d["vectors"] / d["events"], d["ingest_s"], d["searchable_s"], d["drain_s"]]
+        print(markdown_table(headers, [[*row, first, rate, d["failed"]]]))
+        verdict = "met" if first >= TARGET_DRAIN else "NOT met"
+        print(f"\n{first:.1f} events/s to searchable by meaning (target >= {TARGET_DRAIN}): {verdict}")
     return 0
 
 
