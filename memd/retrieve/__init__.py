@@ -29,7 +29,7 @@ from .rank import Matcher, confidence, fuse, penalty, score, snippet
 
 __all__ = ["Retriever"]
 
-MIN_POOL = 30
+MIN_POOL = 20
 """Candidates each lane contributes at least; more for larger limits."""
 VECTOR_FLOOR = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
@@ -42,6 +42,7 @@ class Retriever:
         self.indexer = indexer
         self.config = config
         self._project_ids: dict[str, int] = {}
+        self._frequencies = lanes.Frequencies()
 
     async def search(self, request: Search) -> SearchResults:
         query = compile_query(request.query)
@@ -65,13 +66,13 @@ class Retriever:
             since=request.since,
             until=request.until,
         )
-        pool = max(MIN_POOL, 3 * request.limit)
+        pool = max(MIN_POOL, 2 * request.limit)
         wanted = frozenset(request.lanes or LANES)
         ranked: dict[str, list[int]] = {}
         neighbors: list[tuple[int, float]] | None = None
 
         async def lexical() -> None:
-            ranked.update(await self.readers.run(_lexical_lanes, query, filters, pool, wanted))
+            ranked.update(await self.readers.run(_lexical_lanes, query, filters, pool, wanted, self._frequencies))
 
         async def semantic() -> None:
             nonlocal neighbors
@@ -139,7 +140,7 @@ def _rank(
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
     fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
-    shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 3 * limit)]
+    shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 2 * limit)]
     docs = lanes.docs(conn, shortlist)
     matcher = Matcher(query)
     now = time.time()
@@ -186,10 +187,21 @@ def _rank(
 
 
 def _lexical_lanes(
-    conn: sqlite3.Connection, query: Query, filters: Filters, pool: int, wanted: frozenset[str]
+    conn: sqlite3.Connection,
+    query: Query,
+    filters: Filters,
+    pool: int,
+    wanted: frozenset[str],
+    frequencies: lanes.Frequencies,
 ) -> dict[str, list[int]]:
-    run = {"keyword": lanes.keyword, "trigram": lanes.trigram, "substring": lanes.substring}
-    return {name: lane(conn, query, filters, pool) for name, lane in run.items() if name in wanted}
+    found = {}
+    if "keyword" in wanted:
+        found["keyword"] = lanes.keyword(conn, query, filters, pool, frequencies)
+    if "trigram" in wanted:
+        found["trigram"] = lanes.trigram(conn, query, filters, pool)
+    if "substring" in wanted:
+        found["substring"] = lanes.substring(conn, query, filters, pool)
+    return found
 
 
 def _find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int, str] | None:

@@ -19,6 +19,8 @@ from typing import Final, NamedTuple
 
 __all__ = ["CJK_GLOB", "MIGRATIONS", "Migration", "applied", "migrate", "pending", "rebuild_keyword_indexes"]
 
+TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
+"""The keyword index's tokenizer: English stems over Unicode words."""
 CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
 """GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs, for rows
 stored before the ``cjk`` column; ``memd.retrieve.query.has_cjk`` decides for new ones."""
@@ -141,8 +143,7 @@ MIGRATIONS: Final = (
         DROP TRIGGER events_fts_update;
         DROP TABLE events_fts;
         CREATE VIRTUAL TABLE events_fts USING fts5(
-            title, text, content='events', content_rowid='id',
-            tokenize='porter unicode61 remove_diacritics 2'
+            title, text, content='events', content_rowid='id', tokenize='{TOKENIZER}'
         );
         CREATE TRIGGER events_fts_insert AFTER INSERT ON events
         BEGIN
