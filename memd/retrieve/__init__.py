@@ -77,8 +77,8 @@ class Retriever:
         async def semantic() -> None:
             nonlocal neighbors
             if self.indexer is not None and "vector" in wanted:
-                found = await self.indexer.neighbors(query.text, pool * (1 if filters == Filters() else 4))
-                neighbors = found
+                # Filters drop neighbours after the search: ask for more when there are any.
+                neighbors = await self.indexer.neighbors(query.text, pool * (1 if filters == Filters() else 4))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(lexical)
@@ -101,17 +101,15 @@ class Retriever:
             if found is None:
                 return request.project, None, f"no project matches {request.project!r} (memctl history lists them)"
             return found
-        if request.cwd:
-            root = project_root(request.cwd)
-            project_id = self._project_ids.get(root)
+        if not request.cwd:
+            return None, None, ""
+        root = project_root(request.cwd)
+        if root not in self._project_ids:  # a project's id never changes: remember it
+            project_id = await self.readers.run(lanes.project_id, root)
             if project_id is None:
-                project_id = await self.readers.run(lanes.project_id, root)
-            if project_id is not None:
-                self._project_ids[root] = project_id  # a project's id never changes
-            else:
                 return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
-            return root, project_id, ""
-        return None, None, ""
+            self._project_ids[root] = project_id
+        return root, self._project_ids[root], ""
 
     def _keyword_only_notice(self) -> str:
         if self.indexer is None:
