@@ -52,7 +52,7 @@ from memd.indexer import Indexer
 from memd.protocol import Ingest, Ingested, Ping, Pong, Search, SearchResults, Status, StatusReport
 from memd.retrieve import Retriever, _lexical_lanes
 from memd.retrieve import lanes as L
-from memd.retrieve.lanes import Filters
+from memd.retrieve.lanes import Filters, Frequencies
 from memd.retrieve.query import compile_query
 from memd.store import open_store
 from memd_client.paths import resolve
@@ -215,6 +215,7 @@ async def steps(store, indexer: Indexer | None, qs: list[tuple[str, str]], reps:
     conn = sqlite3.connect(store.path)
     (project_id,) = conn.execute("SELECT id FROM projects WHERE root = ?", (SCOPED,)).fetchone()
     out: dict[str, dict[str, float]] = {}
+    frequencies = Frequencies()  # as the daemon's Retriever keeps it: remembered across searches
     for scope, filters in (("all", Filters()), ("project", Filters(project_id=project_id))):
         times: dict[str, list[float]] = {}
         for _ in range(reps):
@@ -224,7 +225,7 @@ async def steps(store, indexer: Indexer | None, qs: list[tuple[str, str]], reps:
                     continue
                 for lane in ("keyword", "trigram", "substring"):
                     t0 = time.perf_counter()
-                    _lexical_lanes(conn, query, filters, 30, frozenset({lane}))
+                    _lexical_lanes(conn, query, filters, 20, frozenset({lane}), frequencies)
                     timed(times.setdefault(f"{lane} lane (SQL)", []), t0)
                 if indexer is None or indexer.embedder is None or indexer.index is None:
                     continue
@@ -232,7 +233,7 @@ async def steps(store, indexer: Indexer | None, qs: list[tuple[str, str]], reps:
                 vector = indexer.embedder.embed_query(q)
                 timed(times.setdefault("embed query", []), t0)
                 t0 = time.perf_counter()
-                count = 30 if scope == "all" else 120
+                count = 20 if scope == "all" else 80
                 neighbors = indexer.index.search(vector, count)
                 timed(times.setdefault("usearch search", []), t0)
                 close = [(n.key, n.similarity) for n in neighbors if n.similarity >= 0.2]
