@@ -46,6 +46,8 @@ SAVE_INTERVAL = 30.0
 SWEEP_INTERVAL = 60.0
 IDLE_POLL = 1.0
 """Seconds between outbox polls when no ingest woke the indexer (retries become due)."""
+STORE_RETRY = 5.0
+"""Seconds the indexer waits after the database refused a write."""
 SETTLE = 0.2
 """Seconds the indexer lets new events settle before embedding them: the rest of a burst of
 hooks lands first (one batch instead of many), and embedding does not fight the hooks for CPU."""
@@ -104,15 +106,21 @@ class Indexer:
     # --- the task -------------------------------------------------------------------
 
     async def run(self) -> None:
+        """Load, open, then embed until cancelled.  Never raises: whatever goes wrong here
+        leaves the daemon serving (keyword-only), with the reason in ``memctl status``."""
         if not self.config.enabled:
             return
-        if not await self._start():
-            return
         try:
+            if not await self._start():
+                return
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._save_loop)
                 tg.start_soon(self._sweep_loop)
                 await self._embed_loop()
+        except Exception as exc:
+            log.exception("indexer_failed")
+            self.state = "unavailable"
+            self.reason = f"the indexer stopped ({type(exc).__name__}: {exc}); see the memd log, restart memd"
         finally:
             with anyio.CancelScope(shield=True):
                 await self.save()
@@ -186,14 +194,19 @@ class Indexer:
     async def _embed_loop(self) -> None:
         while True:
             self._wake = anyio.Event()
-            claimed = await self.writer.call(outbox.claim, self.config.batch_size, time.time())
-            if not claimed:
-                with anyio.move_on_after(IDLE_POLL):
-                    await self._wake.wait()
-                if self._wake.is_set():
-                    await anyio.sleep(SETTLE)
+            try:
+                claimed = await self.writer.call(outbox.claim, self.config.batch_size, time.time())
+                if claimed:
+                    await self._embed(claimed)
+                    continue
+            except (sqlite3.Error, OSError) as exc:  # a full disk, a lock held too long: try again later
+                log.warning("embedding_paused", error=str(exc), seconds=STORE_RETRY)
+                await anyio.sleep(STORE_RETRY)
                 continue
-            await self._embed(claimed)
+            with anyio.move_on_after(IDLE_POLL):
+                await self._wake.wait()
+            if self._wake.is_set():
+                await anyio.sleep(SETTLE)
 
     async def _embed(self, claimed: list[outbox.Claimed]) -> None:
         assert self.embedder is not None and self.index is not None

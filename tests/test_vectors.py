@@ -197,6 +197,25 @@ def test_worker_retries_a_failing_event_without_failing_its_batch(tmp_path: Path
     anyio.run(main)
 
 
+class BrokenEmbedder(FailingEmbedder):
+    def load(self) -> None:
+        raise RuntimeError("the runtime is broken")
+
+
+def test_an_indexer_failure_never_takes_the_daemon_down(tmp_path: Path) -> None:
+    async def main() -> None:
+        database = str(tmp_path / "memd.sqlite3")
+        async with open_store(database) as store, anyio.create_task_group() as tg:
+            tg.start_soon(store.writer.run)
+            indexer = Indexer(EmbeddingConfig(), database, str(tmp_path), store.writer, embedder=BrokenEmbedder())
+            await indexer.run()  # returns instead of raising into the daemon's task group
+            assert indexer.state == "unavailable" and "the runtime is broken" in indexer.reason
+            assert await indexer.neighbors("anything", 3) is None
+            store.writer.close()
+
+    anyio.run(main)
+
+
 def _insert_prompt(conn: sqlite3.Connection, text: str) -> None:
     conn.execute(
         "INSERT INTO events (idem_key, kind, title, text, payload, importance, client_ts, received_at, size)"
