@@ -42,8 +42,8 @@ from .query import Query, has_cjk, stem
 
 __all__ = [
     "Evidence",
+    "Matcher",
     "confidence",
-    "evidence",
     "fuse",
     "penalty",
     "score",
@@ -58,7 +58,7 @@ PHRASE_BONUS: Final = 0.1
 """Added to the score of a hit containing the query as a phrase: twice what recency can add."""
 
 _STALE = re.compile(
-    r"^\W*(?:\w+\W+){0,3}?(?:obsolete|outdated|superseded|stale)\b"
+    r"^\W*(?:obsolete|outdated|superseded|stale)\b"
     r"|\b(?:no longer (?:valid|current|accurate|applies|true)|should not be (?:used|injected))\b",
     re.IGNORECASE,
 )
@@ -93,7 +93,11 @@ def _prefix(term: str) -> str:
     if has_cjk(term):
         return re.escape(term)
     root = stem(term)
-    return re.escape(root) if len(root) >= 3 else re.escape(term) + r"\b"
+    if len(root) < 3:
+        return re.escape(term) + r"\b"
+    if root.endswith("y"):  # retry: retries, retried
+        return re.escape(root[:-1]) + "(?:y|ie)"
+    return re.escape(root)
 
 
 class Matcher:
@@ -113,10 +117,6 @@ class Matcher:
         if self._phrase and self._phrase in " ".join(re.findall(r"[^\W_]+", folded)):
             return Evidence(1.0, tuple(group[0] for group in self.groups), True)
         return Evidence(len(matched) / len(self.groups) if self.groups else 0.0, matched, False)
-
-
-def evidence(query: Query, text: str) -> Evidence:
-    return Matcher(query).evidence(text)
 
 
 def penalty(text: str) -> float:

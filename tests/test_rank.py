@@ -1,0 +1,74 @@
+"""Rank fusion, evidence and confidence: the pure functions behind every search."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.retrieve.query import compile_query
+from memd.retrieve.rank import STALE_PENALTY, Matcher, confidence, fuse, penalty, score, snippet
+
+
+def test_fusion_rewards_agreement_and_rank() -> None:
+    fused = fuse({"keyword": [1, 2, 3], "vector": [2, 4]})
+    assert fused[2] == pytest.approx(max(fused.values())) and fused[2] < 1  # second and first
+    assert fused[1] > fused[3] and fused[1] > fused[4]
+    assert fuse({"keyword": [7], "vector": [7]}) == {7: pytest.approx(1.0)}  # first everywhere
+    assert fuse({"keyword": []}) == {}
+
+
+def test_evidence_counts_concepts_stems_and_phrases() -> None:
+    matcher = Matcher(compile_query("rebuild the vector index"))
+    partial = matcher.evidence("Rebuilding indexes takes a while")
+    assert partial.matched == ("rebuild", "index") and partial.coverage == pytest.approx(2 / 3)
+    assert not partial.phrase
+    exact = matcher.evidence("we had to rebuild the vector index twice")
+    assert exact.phrase and exact.coverage == 1.0
+    snake = Matcher(compile_query("upload timeout")).evidence("test_upload_resumes_after_timeout failed")
+    assert snake.coverage == 1.0
+    korean = Matcher(compile_query("설치해줘")).evidence("의존성을 설치했습니다")
+    assert korean.matched == ("설치해줘",)
+
+
+def test_confidence_is_bounded_and_monotonic() -> None:
+    assert confidence(0.0, None) == 0.0
+    assert confidence(1.0, None) == pytest.approx(0.9)
+    assert confidence(1.0, 1.0) == pytest.approx(0.99)
+    assert confidence(0.5, None) < confidence(0.5, 0.5) < confidence(0.5, 0.7) <= confidence(1.0, 0.7)
+    assert confidence(0.0, 0.25) == 0.0  # unrelated text for MiniLM
+    assert confidence(1.0, 1.0, STALE_PENALTY) < 0.45  # stale text is never confident
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Obsolete note: the PR was still open.",
+        "Stale: this handoff predates the migration",
+        "[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted",
+        "This session is being continued from a previous conversation that ran out of context.",
+        "The token format described here is no longer valid after v2.",
+    ],
+)
+def test_stale_and_compaction_text_is_penalized(text: str) -> None:
+    assert penalty(text) == STALE_PENALTY
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Fixed the stale lock file left by kill -9", "Removed the obsolete --fast flag from the CLI", "ok"],
+)
+def test_talking_about_staleness_is_not_stale(text: str) -> None:
+    assert penalty(text) == 1.0
+
+
+def test_boosts_break_ties_but_do_not_bury_a_phrase() -> None:
+    fresh = score(0.9, 0.5, phrase=False, age_days=0, importance=2, half_life_days=14)
+    old = score(0.9, 0.5, phrase=False, age_days=300, importance=2, half_life_days=14)
+    old_phrase = score(0.9, 0.5, phrase=True, age_days=300, importance=1, half_life_days=14)
+    assert fresh > old and old_phrase > fresh
+
+
+def test_snippets_show_the_matched_words() -> None:
+    text = "intro " * 100 + "the writer retries the commit after SQLITE_BUSY " + "outro " * 100
+    shown = snippet(text, ["writer", "retry"])
+    assert "[writer] [retries]" in shown and shown.startswith("…") and shown.endswith("…")
+    assert snippet("short text", []) == "short text"
