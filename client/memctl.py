@@ -196,7 +196,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     )
     with _client(args) as client:
         reply = client.call(request, SearchResults)
-    lines = [f"{reply.mode} search in {reply.scope or 'all projects'}" + (f" ({reply.notice})" if reply.notice else "")]
+    where = reply.scope or "all projects"
+    if reply.mode == "none":
+        _emit(args, _plain(reply), f"nothing searched in {where}: {reply.notice}")
+        return 0
+    lines = [f"{reply.mode} search in {where}" + (f" ({reply.notice})" if reply.notice else "")]
     for hit in reply.results:
         lines.append(
             f"{KINDS.get(hit.kind, KINDS['event'])} #{hit.id:<7} {hit.confidence:4.2f}  {_when(hit.client_ts)}"

@@ -314,7 +314,8 @@ class SearchResults(Reply):
     query: str
     results: list[Hit]
     mode: str = "keyword"
-    """``hybrid`` (keywords and vectors) or ``keyword`` (vectors not ready: see ``notice``)."""
+    """``hybrid`` (keywords and vectors), ``keyword`` (vectors not ready: see ``notice``), or
+    ``none`` when nothing was searched (an unknown project, no words: see ``notice``)."""
     notice: str = ""
     scope: str | None = None
     """The project searched, or None for all projects."""

@@ -66,7 +66,8 @@ def test_history_and_search(daemon: Instance) -> None:
     assert per_session["events"] and {e["session_id"] for e in per_session["events"]} == {session}
 
     here = json.loads(daemon.memctl("search", "echo hello", "--json").stdout)  # memctl runs in this repo
-    assert here["results"] == [] and "--all-projects" in here["notice"]
+    assert here["results"] == [] and here["mode"] == "none" and "--all-projects" in here["notice"]
+    assert "nothing searched in" in daemon.memctl("search", "echo hello").stdout
     found = json.loads(daemon.memctl("search", "echo hello", "--all-projects", "--json").stdout)
     assert found["query"] == "echo hello" and found["scope"] is None and found["mode"] == "keyword"
     top = found["results"][0]

@@ -47,7 +47,7 @@ class Retriever:
     async def search(self, request: Search) -> SearchResults:
         query = compile_query(request.query)
         scope, project_id, missing = await self._scope(request)
-        reply = SearchResults(query=request.query, results=[], scope=scope)
+        reply = SearchResults(query=request.query, results=[], scope=scope, mode="none")
         if missing:
             reply.notice = missing
             return reply
@@ -83,9 +83,8 @@ class Retriever:
         async with anyio.create_task_group() as tg:
             tg.start_soon(lexical)
             tg.start_soon(semantic)
-        if neighbors is not None:
-            reply.mode = "hybrid"
-        elif "vector" in wanted:
+        reply.mode = "hybrid" if neighbors is not None else "keyword"
+        if neighbors is None and "vector" in wanted:
             reply.notice = self._keyword_only_notice()
         reply.results = await self.readers.run(
             _rank, query, request.limit, ranked, neighbors, filters, pool, self.config
