@@ -57,8 +57,11 @@ class Instance:
 
 
 @contextmanager
-def isolated_daemon(python: str = sys.executable) -> Iterator[Instance]:
-    """Run ``python -m memd`` on fresh XDG directories; stop it and delete them afterwards."""
+def isolated_daemon(python: str = sys.executable, *, seed: Callable[[Paths], None] | None = None) -> Iterator[Instance]:
+    """Run ``python -m memd`` on fresh XDG directories; stop it and delete them afterwards.
+
+    ``seed`` fills the directories before the daemon starts (e.g. copies a database in).
+    """
     root = tempfile.mkdtemp(prefix="memd-bench-", dir="/tmp")
     proc: subprocess.Popen[bytes] | None = None
     try:
@@ -75,6 +78,8 @@ def isolated_daemon(python: str = sys.executable) -> Iterator[Instance]:
         # No periodic spool drain: a frame the hook client spooled stays there to be counted.
         os.makedirs(os.path.dirname(paths.config_file))
         Path(paths.config_file).write_text("[daemon]\nspool_drain_interval = 86400.0\n")
+        if seed is not None:
+            seed(paths)
         with open(os.path.join(root, "daemon.out"), "wb") as out:
             proc = subprocess.Popen([python, "-m", "memd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         instance = Instance(root, env, paths, proc)

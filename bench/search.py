@@ -36,9 +36,7 @@ import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,14 +47,13 @@ from harness import isolated_daemon, markdown_table, summary
 import memd.embed  # first of memd: fastembed/onnxruntime before usearch (the other order segfaults)
 from memd.config import EmbeddingConfig, RetrievalConfig
 from memd.indexer import Indexer
-from memd.protocol import Ingest, Ingested, Ping, Pong, Search, SearchResults, Status, StatusReport
+from memd.protocol import Ingest, Ingested, Search, SearchResults
 from memd.retrieve import Retriever, _lexical_lanes
 from memd.retrieve import lanes as L
 from memd.retrieve.lanes import Filters, Frequencies
 from memd.retrieve.query import compile_query
 from memd.store import open_store
-from memd_client.paths import resolve
-from memd_client.rpc import Client, DaemonUnavailable
+from memd_client.paths import Paths
 
 CACHE = "/tmp/memd-bench-corpus"
 KEYWORD = ["keyword", "trigram", "substring"]
@@ -298,57 +295,30 @@ def disk(n: int, path: str) -> dict[str, object]:
 
 
 def rss(path: str, seed: int) -> dict[str, object]:
-    root = tempfile.mkdtemp(prefix="memd-bench-rss-", dir="/tmp")
-    proc = None
-    try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
-        for var, name in (
-            ("XDG_RUNTIME_DIR", "run"),
-            ("XDG_DATA_HOME", "data"),
-            ("XDG_STATE_HOME", "state"),
-            ("XDG_CONFIG_HOME", "config"),
-        ):
-            env[var] = os.path.join(root, name)
-            os.makedirs(env[var], mode=0o700)
-        paths = resolve(env=env)
+    def copy_store(paths: Paths) -> None:
         os.makedirs(paths.data_dir, mode=0o700)
         shutil.copyfile(path, paths.database)
         source_index = os.path.join(os.path.dirname(path), "vectors")
         if os.path.isdir(source_index):
             shutil.copytree(source_index, os.path.join(paths.data_dir, "vectors"))
-        with open(os.path.join(root, "daemon.out"), "wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "memd"], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-            )
+
+    with isolated_daemon(seed=copy_store) as instance:
         started = time.perf_counter()
-        while True:
-            try:
-                with Client(paths.socket) as client:
-                    client.call(Ping(), Pong)
-                    status = client.call(Status(), StatusReport)
-                if status.embedding and status.embedding.state == "ready":
-                    break
-            except DaemonUnavailable:
-                pass
-            if proc.poll() is not None or time.perf_counter() - started > 600:
-                raise RuntimeError("the daemon did not become ready: " + Path(root, "daemon.out").read_text()[-2000:])
+        while (status := instance.status()).embedding is None or status.embedding.state != "ready":
+            if instance.proc.poll() is not None or time.perf_counter() - started > 600:
+                raise RuntimeError(f"the daemon did not become ready:\n{instance.log_tail()}")
             time.sleep(0.1)
         ready_s = time.perf_counter() - started
-        before = _proc_status(proc.pid)
+        before = _proc_status(instance.proc.pid)
         times = []
-        with Client(paths.socket) as client:
+        with instance.client() as client:
             for _ in range(3):
                 for _, q in queries(Corpus(seed)):
                     t0 = time.perf_counter()
                     client.call(Search(query=q, project=SCOPED), SearchResults)
                     timed(times, t0)
-        after = _proc_status(proc.pid)
+        after = _proc_status(instance.proc.pid)
         return {"ready_s": ready_s, "idle": before, "after": after, "rtt": summary(times), "status": status}
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=60)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _proc_status(pid: int) -> dict[str, int]:
