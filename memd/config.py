@@ -41,6 +41,14 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     recency_half_life_days = 14 # the recency boost halves every N days (a boost, never a cutoff)
     min_confidence = 0.45       # hits below it are "low confidence" (no_match territory)
 
+    [context]                   # what memd puts into the agent's context (memd/recall.py)
+    session_start = true        # a block of this project's memories when a session starts
+    prompt = true               # memories relevant to each prompt, when memd is confident
+    session_start_budget = 2000 # tokens (estimated: memd/tokens.py)
+    prompt_budget = 800
+    search_budget = 2000        # smart search and details, unless the request says otherwise
+    citation_format = "inline"  # how details cite their source: inline | footnote | reference
+
 File locations are not configured here (see memd_client/paths.py): the hook client
 must find the socket without reading TOML.
 """
@@ -81,6 +89,18 @@ class RetrievalConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     rrf_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 60
     recency_half_life_days: Positive = 14.0
     min_confidence: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.45
+
+
+Budget = Annotated[int, msgspec.Meta(ge=100, le=20_000)]
+
+
+class ContextConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    session_start: bool = True
+    prompt: bool = True
+    session_start_budget: Budget = 2000
+    prompt_budget: Budget = 800
+    search_budget: Budget = 2000
+    citation_format: Literal["inline", "footnote", "reference"] = "inline"
 
 
 TRIVIAL_COMMANDS = (
@@ -129,6 +149,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     capture: CaptureConfig = msgspec.field(default_factory=CaptureConfig)
     embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
+    context: ContextConfig = msgspec.field(default_factory=ContextConfig)
 
 
 class ConfigError(Exception):

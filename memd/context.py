@@ -1,22 +1,64 @@
-"""What the hook client prints back to Claude Code: hook output JSON, rendered here.
+"""What memd writes into an agent's context, rendered here: pure functions, no IO.
 
 Claude Code reads a hook's stdout as JSON when it starts with ``{``: a
 ``systemMessage`` is shown to the user; ``hookSpecificOutput.additionalContext``
 (always nested there, with the right ``hookEventName``) goes to the agent.  Output
-over 10,000 characters is cut by Claude Code, so nothing here may exceed it.
+over 10,000 characters is cut by Claude Code, so nothing here may exceed it: each
+block is built line by line within a token budget (``memd.tokens``) and a character
+cap well below that limit, and ``hook_output`` refuses anything longer.
+
+The layers of progressive retrieval render as:
+
+    index      [mem:Ab3xY9] prompt · 2026-11-21 · 0.87 · ~120 tok: Fix the flaky login test.
+    timeline   → [mem:Ab3xY9] 14:05 tool_error Bash: pytest -x — Exit code 1 …
+    details    a header, the stored text as a citable quote, the neighbours' ids
+
+Injected blocks are wrapped in ``<memory-context …>`` with everything inside
+XML-escaped, so stored text can never close the block or forge another one.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final, NamedTuple
+from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["MAX_OUTPUT", "UNCLOSED_PRIVATE_NOTICE", "hook_output"]
+from .cite import Quoted, label, render_quotes
+from .protocol import Detail, Entry, Hit, TimelineResult
+from .tokens import estimate_tokens, truncate_to_tokens
 
-MAX_OUTPUT = 10_000
+__all__ = [
+    "DETAIL_OVERHEAD",
+    "MAX_CONTEXT_CHARS",
+    "MAX_OUTPUT",
+    "UNCLOSED_PRIVATE_NOTICE",
+    "Line",
+    "day",
+    "detail_text",
+    "detail_tokens",
+    "fit_detail",
+    "hook_output",
+    "index_line",
+    "memory_block",
+    "timeline_text",
+]
 
-UNCLOSED_PRIVATE_NOTICE = (
+MAX_OUTPUT: Final = 10_000
+"""Characters of hook stdout Claude Code keeps."""
+MAX_CONTEXT_CHARS: Final = 8_000
+"""Characters an injected block may have: JSON escaping (quotes, newlines) adds some."""
+DETAIL_OVERHEAD: Final = 40
+"""Tokens a rendered detail adds to its title and text: header, attribution, neighbours."""
+
+UNCLOSED_PRIVATE_NOTICE: Final = (
     "memd: a <private> tag in this prompt was never closed, so everything after it was treated as private "
     "and not stored. Close it with </private> next time if only part was private."
+)
+EXPAND_HINT: Final = (
+    "Expand a memory by its id: `memctl show mem:ID` (details), `memctl timeline mem:ID` (around it), "
+    "`memctl search QUERY` (more); MCP tools mem_details, mem_timeline, mem_search."
 )
 
 
@@ -33,3 +75,144 @@ def hook_output(event: str, *, context: str = "", system_message: str = "") -> s
     if len(rendered) > MAX_OUTPUT:
         raise ValueError(f"hook output of {len(rendered)} characters exceeds Claude Code's {MAX_OUTPUT}")
     return rendered
+
+
+# --- the layers -------------------------------------------------------------------------
+
+
+def day(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
+
+
+def _clock(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def _what(kind: str, tool: str | None) -> str:
+    return f"{kind} {tool}" if tool else kind
+
+
+def index_line(hit: Hit) -> str:
+    """One hit of the index layer: citation id, kind, date, confidence, cost to expand, summary."""
+    return (
+        f"[{label(hit.cite)}] {_what(hit.kind, hit.tool)} · {day(hit.client_ts or hit.received_at)}"
+        f" · {hit.confidence:.2f} · ~{hit.tokens} tok: {hit.summary or hit.title}"
+    )
+
+
+def _entry_line(entry: Entry) -> str:
+    mark = "→" if entry.target else " "
+    return f"{mark} [{label(entry.cite)}] {_clock(entry.client_ts)} {_what(entry.kind, entry.tool)}: {entry.preview}"
+
+
+def timeline_text(result: TimelineResult) -> str:
+    session = f"session {result.session_id[:8]}" if result.session_id else "no session"
+    head = f"Timeline around [{label(result.target.cite)}] ({session}, oldest first, → marks it):"
+    return "\n".join([head, *(_entry_line(e) for e in result.entries)])
+
+
+def detail_text(detail: Detail, style: str = "inline") -> str:
+    """One memory in full: a header, its text as a citable quote, its neighbours."""
+    head = f"[{label(detail.cite)}] {_what(detail.kind, detail.tool)} · {_clock(detail.client_ts)}"
+    if detail.project:
+        head += f" · {detail.project}"
+    lines = [head, f"Title: {detail.title}"]
+    if detail.files:
+        lines.append("Files: " + ", ".join(detail.files))
+    body = detail.text or detail.title
+    quote = Quoted(text=body, cite=label(detail.cite), when=day(detail.client_ts), session=detail.session_id)
+    lines.append(render_quotes([quote], style))
+    if detail.truncated:
+        lines.append(f"(cut to fit the budget: `memctl show {label(detail.cite)} --budget 20000` has it all)")
+    around = [f"previous {label(c)}" for c in [detail.previous] if c] + [f"next {label(c)}" for c in [detail.next] if c]
+    if around:
+        lines.append("Around it: " + ", ".join(around))
+    return "\n".join(lines)
+
+
+def detail_tokens(title: str, text: str) -> int:
+    """Estimated tokens of a memory's rendered details, before rendering them."""
+    return estimate_tokens(title) + estimate_tokens(text or title) + DETAIL_OVERHEAD
+
+
+def fit_detail(detail: Detail, budget: int, style: str = "inline") -> Detail | None:
+    """``detail`` with ``tokens`` set, its text cut if needed to fit ``budget``; None if even
+    a cut one would not fit (less than ~a line of text left)."""
+    detail.tokens = estimate_tokens(detail_text(detail, style))
+    if detail.tokens <= budget:
+        return detail
+    frame = detail.tokens - estimate_tokens(detail.text) + estimate_tokens("(cut to fit the budget: …)") + 12
+    room = budget - frame
+    if room < MIN_TEXT_TOKENS:
+        return None
+    detail.text = truncate_to_tokens(detail.text, room)
+    detail.truncated = True
+    detail.tokens = estimate_tokens(detail_text(detail, style))
+    return detail if detail.tokens <= budget else None
+
+
+MIN_TEXT_TOKENS: Final = 24
+
+
+# --- injected blocks ----------------------------------------------------------------------
+
+
+class Line(NamedTuple):
+    """One item of an injected block: its section, its text (not yet escaped; a bullet
+    line, or a multi-line quote when ``bullet`` is False), the memory it cites."""
+
+    section: str
+    text: str
+    event_id: int
+    bullet: bool = True
+
+
+def _item(line: Line) -> str:
+    return f"- {escape(line.text)}" if line.bullet else escape(line.text)
+
+
+def memory_block(
+    attributes: dict[str, str],
+    intro: str,
+    sections: Sequence[str],
+    candidates: Iterable[Line],
+    *,
+    budget: int,
+    max_chars: int = MAX_CONTEXT_CHARS,
+) -> tuple[str, list[Line]]:
+    """A ``<memory-context>`` block of the candidate lines that fit, and the lines kept.
+
+    Candidates come in priority order and are taken while the whole block stays within
+    ``budget`` tokens and ``max_chars`` characters; they are shown grouped by section,
+    in the order of ``sections``.  No line fits → ``""``: an empty block says nothing.
+    """
+    attrs = "".join(f" {name}={quoteattr(value)}" for name, value in attributes.items())
+    frame = f"<memory-context{attrs}>\n{escape(intro)}\n\n{escape(EXPAND_HINT)}\n</memory-context>"
+    headers = {section: f"{escape(section)}:" for section in sections}
+    used_tokens, used_chars = estimate_tokens(frame), len(frame)
+    kept: list[Line] = []
+    opened: set[str] = set()
+    for line in candidates:
+        text = escape(line.text)
+        if line.bullet and "\n" in text:
+            raise ValueError("a bullet line of a memory block must be one line")
+        cost_chars = len(text) + 3 + (0 if line.section in opened else len(headers[line.section]) + 2)
+        cost_tokens = estimate_tokens(text) + 2 + (0 if line.section in opened else 4)
+        if used_tokens + cost_tokens > budget or used_chars + cost_chars > max_chars:
+            continue  # a shorter line of a later section may still fit
+        kept.append(line)
+        opened.add(line.section)
+        used_tokens += cost_tokens
+        used_chars += cost_chars
+    if not kept:
+        return "", []
+    body: list[str] = []
+    for section in sections:
+        lines = [
+            (f"- {escape(line.text)}" if line.bullet else escape(line.text)) for line in kept if line.section == section
+        ]
+        if lines:
+            body += [headers[section], *lines]
+    closing = ["", escape(EXPAND_HINT), "</memory-context>"]
+    block = "\n".join([f"<memory-context{attrs}>", escape(intro), "", *body, *closing])
+    return block, kept

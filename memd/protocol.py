@@ -34,7 +34,12 @@ __all__ = [
     "NEED_DATA",
     "PROTOCOL_VERSION",
     "BadRequest",
+    "Cited",
+    "Detail",
+    "Details",
+    "DetailsResult",
     "EmbeddingStatus",
+    "Entry",
     "Error",
     "EventRow",
     "Events",
@@ -56,8 +61,16 @@ __all__ = [
     "Search",
     "SearchResults",
     "Shutdown",
+    "SmartResults",
+    "SmartSearch",
+    "Stats",
+    "StatsReport",
     "Status",
     "StatusReport",
+    "Timeline",
+    "TimelineResult",
+    "Verification",
+    "Verify",
     "VersionMismatch",
     "decode_reply",
     "decode_request",
@@ -190,7 +203,52 @@ class Shutdown(Request):
     """Ask the daemon to stop as it would on SIGTERM."""
 
 
-RequestType = Ingest | Ping | Status | History | Search | Rebuild | Shutdown
+class SmartSearch(Search):
+    """A search that expands its best hits by itself when it is sure enough (see
+    ``memd.retrieve.smart``): timelines and details within ``budget`` tokens."""
+
+    budget: int = 2000
+    caller: str | None = None
+    """The session asking, for usage tracking (None: a person, through memctl)."""
+
+
+class Timeline(Request):
+    """The events around one memory in its session (layer 2)."""
+
+    id: str
+    """A citation id (``mem:Ab3xY9``, ``[mem:Ab3xY9]``, ``Ab3xY9``) or an event id."""
+    before: int = 3
+    after: int = 3
+    caller: str | None = None
+
+
+class Details(Request):
+    """The full stored content of memories (layer 3), within ``budget`` tokens."""
+
+    ids: list[str]
+    budget: int = 2000
+    caller: str | None = None
+
+
+class Verify(Request):
+    """Does ``quote`` appear in memory ``id``, and where (``memd.cite.align``)?"""
+
+    id: str
+    quote: str
+    caller: str | None = None
+
+
+class Stats(Request):
+    """Usage of memories: the most cited first."""
+
+    limit: int = 10
+    since: float | None = None
+    """Only uses after this Unix time; None: all of them."""
+
+
+RequestType = (
+    Ingest | Ping | Status | History | Search | SmartSearch | Timeline | Details | Verify | Stats | Rebuild | Shutdown
+)
 
 
 # --- replies --------------------------------------------------------------------------
@@ -289,7 +347,11 @@ class Events(Reply):
 
 
 class Hit(msgspec.Struct, kw_only=True):
+    """One line of the index (layer 1)."""
+
     id: int
+    cite: str
+    """The citation id, without ``mem:``."""
     kind: str
     tool: str | None
     title: str
@@ -308,6 +370,10 @@ class Hit(msgspec.Struct, kw_only=True):
     """The query's words found in it."""
     similarity: float | None = None
     """Cosine similarity to the query, when the vector lane found it."""
+    summary: str = ""
+    """One line, <= 100 characters (``memd.retrieve.digest.summary``)."""
+    tokens: int = 0
+    """Estimated tokens of this memory's details (layer 3): what expanding it costs."""
 
 
 class SearchResults(Reply):
@@ -319,6 +385,104 @@ class SearchResults(Reply):
     notice: str = ""
     scope: str | None = None
     """The project searched, or None for all projects."""
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    """One line of a timeline."""
+
+    id: int
+    cite: str
+    kind: str
+    tool: str | None
+    client_ts: float
+    preview: str
+    """<= 200 characters (``memd.retrieve.digest.preview``)."""
+    target: bool = False
+
+
+class TimelineResult(Reply):
+    target: Entry
+    session_id: str | None
+    entries: list[Entry]
+    """Oldest first; the target among them."""
+
+
+class Detail(msgspec.Struct, kw_only=True):
+    """One memory in full (layer 3): its stored, already privacy-filtered content."""
+
+    id: int
+    cite: str
+    kind: str
+    tool: str | None
+    title: str
+    text: str
+    session_id: str | None
+    project: str | None
+    client_ts: float
+    importance: int
+    files: list[str] = []
+    tools: list[str] = []
+    previous: str | None = None
+    """The citation id of the event before it in its session."""
+    next: str | None = None
+    tokens: int = 0
+    """Estimated tokens of the whole detail as rendered."""
+    truncated: bool = False
+    """``text`` was cut to fit the budget (``memctl show`` with a larger ``--budget`` has it all)."""
+
+
+class DetailsResult(Reply):
+    details: list[Detail]
+    missing: list[str] = []
+    """Ids asked for that resolve to no memory."""
+    omitted: list[str] = []
+    """Ids found but left out: the budget was spent."""
+    tokens: int = 0
+
+
+class SmartResults(Reply):
+    index: SearchResults
+    rule: str
+    """Which expansion rule fired: ``single``, ``clear_winner``, ``cluster``, ``low_confidence``, ``index_only``."""
+    reason: str
+    timelines: list[TimelineResult] = []
+    details: list[Detail] = []
+    tokens: int = 0
+    budget: int = 0
+
+
+class Verification(Reply):
+    cite: str
+    event_id: int
+    found: bool
+    start: int
+    end: int
+    confidence: float
+    method: str
+    """``exact`` | ``normalized`` | ``fuzzy`` | ``none``."""
+    quote_hash: str
+    matched: str = ""
+    """The source text of the span found, exactly as stored."""
+
+
+class Cited(msgspec.Struct, kw_only=True):
+    id: int
+    cite: str
+    kind: str
+    title: str
+    uses: int
+    injected: int = 0
+    resolved: int = 0
+    expanded: int = 0
+    sessions: int = 0
+    """Distinct sessions that used it."""
+    last_used: float = 0.0
+
+
+class StatsReport(Reply):
+    most_cited: list[Cited]
+    usage: dict[str, int] = {}
+    """Uses by kind (injected, resolved, expanded) in the window."""
 
 
 class Rebuilt(Reply):
@@ -335,7 +499,21 @@ class Error(Reply):
     message: str
 
 
-ReplyType = Ingested | Pong | StatusReport | Events | SearchResults | Rebuilt | Ok | Error
+ReplyType = (
+    Ingested
+    | Pong
+    | StatusReport
+    | Events
+    | SearchResults
+    | SmartResults
+    | TimelineResult
+    | DetailsResult
+    | Verification
+    | StatsReport
+    | Rebuilt
+    | Ok
+    | Error
+)
 
 
 # --- codec ----------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from anyio.abc import SocketAttribute
 from memd_client.paths import Paths
 
 from . import __version__, spool
-from .capture import Capture, InvalidPayload, Skipped, project_root
+from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from .config import Config
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from .indexer import Indexer
@@ -42,9 +42,11 @@ from .metrics import Latencies
 from .peer import peer_uid
 from .privacy import Privacy
 from .protocol import (
+    CONTEXT_EVENTS,
     NEED_DATA,
     PROTOCOL_VERSION,
     BadRequest,
+    Details,
     EmbeddingStatus,
     Error,
     Events,
@@ -63,12 +65,17 @@ from .protocol import (
     RequestType,
     Search,
     Shutdown,
+    SmartSearch,
+    Stats,
     Status,
     StatusReport,
+    Timeline,
+    Verify,
     VersionMismatch,
     decode_request,
     encode_frame,
 )
+from .recall import NotFound, Recall
 from .retrieve import Retriever
 from .store import Store, StoreError, open_store, outbox, queries
 from .store.schema import rebuild_keyword_indexes
@@ -93,6 +100,7 @@ class Daemon:
         self.store = store
         self.indexer = indexer
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
+        self.recall = Recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
         self.skipped = 0
         self._capture_thread = anyio.CapacityLimiter(1)
@@ -218,6 +226,8 @@ class Daemon:
         op = type(request).__name__.lower()
         try:
             return op, await self.dispatch(request)
+        except NotFound as exc:
+            return op, Error(code=exc.code, message=str(exc))
         except Exception as exc:
             log.exception("request_failed", op=op)
             return op, Error(code="internal", message=f"{type(exc).__name__}: see the memd log")
@@ -242,17 +252,32 @@ class Daemon:
                     project=request.project,
                 )
                 return Events(events=rows)
+            case SmartSearch():  # before Search: a SmartSearch is a Search
+                request.limit = _clamp(request.limit)
+                return await self.recall.smart(request)
             case Search():
                 request.limit = _clamp(request.limit)
                 return await self.retriever.search(request)
+            case Timeline():
+                return await self.recall.timeline(request)
+            case Details():
+                return await self.recall.details(request)
+            case Verify():
+                return await self.recall.verify(request)
+            case Stats():
+                return await self.recall.stats(request)
             case Rebuild():
                 return await self.rebuild(request)
             case Shutdown():
                 self.close()
                 return Ok()
 
-    async def ingest(self, request: Ingest) -> Reply:
-        """Commit one hook event; reply only once it is durable."""
+    async def ingest(self, request: Ingest, *, live: bool = True) -> Reply:
+        """Commit one hook event; reply only once it is durable.
+
+        A live SessionStart or UserPromptSubmit is answered with the context for the agent;
+        a replayed one (``live=False``: from the spool) is not, as nobody reads the answer.
+        """
         try:
             if len(request.payload) <= INLINE_CAPTURE_BYTES:
                 event = self.capture.prepare(request, time.time())
@@ -285,9 +310,28 @@ class Daemon:
         if self.indexer is not None and not committed.duplicate:
             self.indexer.notify()
         stdout = ""
-        if event.event == "UserPromptSubmit" and event.redactions.get("unclosed") and not committed.duplicate:
-            stdout = hook_output(event.event, system_message=UNCLOSED_PRIVATE_NOTICE)
+        if live and not committed.duplicate:  # a hook that fired twice gets its context once
+            stdout = await self._context(event)
         return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)
+
+    async def _context(self, event: NewEvent) -> str:
+        """The hook's stdout for Claude Code: context for the agent, a notice for the user.
+
+        A failure here costs the agent its context for this event, never the event: it is
+        committed already, so it is logged and the hook gets no output.
+        """
+        notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
+        context = ""
+        try:
+            if event.event == "SessionStart":
+                context = await self.recall.session_start(event)
+            elif event.event == "UserPromptSubmit":
+                context = await self.recall.prompt(event)
+        except Exception:
+            log.exception("context_failed", hook_event=event.event)
+        if event.event not in CONTEXT_EVENTS:
+            return ""
+        return hook_output(event.event, context=context, system_message=notice)
 
     async def status(self) -> StatusReport:
         counts = await queries.counts(self.store.reader)
@@ -381,7 +425,7 @@ class Daemon:
             results.append(True)
             return
         try:
-            reply = await self.ingest(request)
+            reply = await self.ingest(request, live=False)
         except Exception:
             # A bug would fail this frame on every round: keep the file, stop retrying it.
             log.exception("spool_replay_failed", file=os.path.basename(path))

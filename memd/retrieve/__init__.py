@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 
 import anyio
 
 from ..capture import project_root
 from ..config import RetrievalConfig
+from ..context import detail_tokens
 from ..indexer import Indexer
 from ..protocol import Hit, Search, SearchResults
 from ..store import Readers
-from . import lanes
+from . import lanes, layers
+from .digest import summary
 from .lanes import Filters
 from .query import Query, compile_query
 from .rank import Matcher, confidence, fuse, penalty, score, snippet
@@ -66,8 +69,15 @@ class Retriever:
             since=request.since,
             until=request.until,
         )
-        pool = max(MIN_POOL, 2 * request.limit)
-        wanted = frozenset(request.lanes or LANES)
+        reply.mode, reply.notice, reply.results = await self.ranked(query, filters, request.limit, request.lanes)
+        return reply
+
+    async def ranked(
+        self, query: Query, filters: Filters, limit: int, lanes_wanted: Sequence[str] = ()
+    ) -> tuple[str, str, list[Hit]]:
+        """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``."""
+        pool = max(MIN_POOL, 2 * limit)
+        wanted = frozenset(lanes_wanted or LANES)
         ranked: dict[str, list[int]] = {}
         neighbors: list[tuple[int, float]] | None = None
 
@@ -83,13 +93,21 @@ class Retriever:
         async with anyio.create_task_group() as tg:
             tg.start_soon(lexical)
             tg.start_soon(semantic)
-        reply.mode = "hybrid" if neighbors is not None else "keyword"
-        if neighbors is None and "vector" in wanted:
-            reply.notice = self._keyword_only_notice()
-        reply.results = await self.readers.run(
-            _rank, query, request.limit, ranked, neighbors, filters, pool, self.config
-        )  # one thread hop for the rest: vector keys to events, documents, evidence
-        return reply
+        mode = "hybrid" if neighbors is not None else "keyword"
+        notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
+        # One thread hop for the rest: vector keys to events, documents, evidence.
+        hits = await self.readers.run(_rank, query, limit, ranked, neighbors, filters, pool, self.config)
+        return mode, notice, hits
+
+    async def project(self, cwd: str) -> tuple[str, int | None]:
+        """The project root of ``cwd`` and its id (None: nothing recorded there yet)."""
+        root = project_root(cwd)
+        if root not in self._project_ids:  # a project's id never changes: remember it
+            project_id = await self.readers.run(lanes.project_id, root)
+            if project_id is None:
+                return root, None
+            self._project_ids[root] = project_id
+        return root, self._project_ids[root]
 
     async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
         """(project root searched or None for all, its id, a notice if it has no events)."""
@@ -102,13 +120,10 @@ class Retriever:
             return found
         if not request.cwd:
             return None, None, ""
-        root = project_root(request.cwd)
-        if root not in self._project_ids:  # a project's id never changes: remember it
-            project_id = await self.readers.run(lanes.project_id, root)
-            if project_id is None:
-                return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
-            self._project_ids[root] = project_id
-        return root, self._project_ids[root], ""
+        root, project_id = await self.project(request.cwd)
+        if project_id is None:
+            return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
+        return root, project_id, ""
 
     def _keyword_only_notice(self) -> str:
         if self.indexer is None:
@@ -139,6 +154,7 @@ def _rank(
     fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
     shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 2 * limit)]
     docs = lanes.docs(conn, shortlist)
+    citations = layers.cites(conn, shortlist)
     matcher = Matcher(query)
     now = time.time()
     scored = []
@@ -165,6 +181,7 @@ def _rank(
     return [
         Hit(
             id=doc.id,
+            cite=citations.get(doc.id, ""),
             kind=doc.kind,
             tool=doc.tool,
             title=doc.title,
@@ -178,6 +195,8 @@ def _rank(
             lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
             matched=list(evidence.matched),
             similarity=sim,
+            summary=summary(doc.kind, doc.title, doc.text),
+            tokens=detail_tokens(doc.title, doc.text),
         )
         for rank, doc, evidence, sure, sim in scored[:limit]
     ]

@@ -58,6 +58,11 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     path: str | None = None
     since: float | None = None
     until: float | None = None
+    kinds: tuple[str, ...] = ()
+    """Only these kinds (empty: any)."""
+    min_importance: int | None = None
+    not_session: str | None = None
+    """Leave out this session's events (what an agent's context already holds)."""
 
     def sql(self) -> tuple[str, list[object]]:
         """``AND ...`` clauses over ``events e`` and their arguments."""
@@ -70,10 +75,15 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
             ("e.session_id = ?", self.session),
             ("e.client_ts >= ?", self.since),
             ("e.client_ts < ?", self.until),
+            ("e.importance >= ?", self.min_importance),
+            ("e.session_id IS NOT ?", self.not_session),
         ):
             if value is not None:
                 clauses.append(clause)
                 args.append(value)
+        if self.kinds:
+            clauses.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
+            args += self.kinds
         if self.path:
             pattern = "%" + _escape_like(self.path) + "%"
             clauses.append("(e.meta LIKE ? ESCAPE '\\' OR e.title LIKE ? ESCAPE '\\')")

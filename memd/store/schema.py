@@ -17,13 +17,42 @@ import sqlite3
 import time
 from typing import Final, NamedTuple
 
-__all__ = ["CJK_GLOB", "MIGRATIONS", "Migration", "applied", "migrate", "pending", "rebuild_keyword_indexes"]
+from ..cite import citation_id
+
+__all__ = [
+    "CITATION_ATTEMPTS",
+    "CJK_GLOB",
+    "MIGRATIONS",
+    "Migration",
+    "applied",
+    "migrate",
+    "pending",
+    "rebuild_keyword_indexes",
+]
 
 TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 """The keyword index's tokenizer: English stems over Unicode words."""
 CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
 """GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs, for rows
 stored before the ``cjk`` column; ``memd.retrieve.query.has_cjk`` decides for new ones."""
+
+
+CITATION_ATTEMPTS: Final = 10
+"""Salts tried for an event's citation id before giving up (one collision in ~56 billion
+ids per attempt: ten in a row do not happen)."""
+
+
+def _backfill_citations() -> str:
+    """SQL giving every stored event its citation id: one round per salt, each round
+    taking the events a collision left without one."""
+    rounds = [
+        "INSERT INTO citations (cite, event_id)"
+        f" SELECT memd_citation_id(id, {salt}), id FROM events"
+        " WHERE NOT EXISTS (SELECT 1 FROM citations c WHERE c.event_id = events.id)"
+        " ORDER BY id ON CONFLICT DO NOTHING;"
+        for salt in range(CITATION_ATTEMPTS)
+    ]
+    return "\n".join(rounds)
 
 
 class Migration(NamedTuple):
@@ -239,6 +268,39 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        4,
+        "citations: a short stable id per event, and a log of every use of one",
+        f"""
+        -- `mem:` + cite resolves to its event in one B-tree probe.  Derived from the event id
+        -- (memd.cite.citation_id), assigned by the writer in the transaction that stores the
+        -- event, and stored: never recomputed by scanning, the same after restarts and rebuilds.
+        CREATE TABLE citations (
+            cite        TEXT PRIMARY KEY,
+            event_id    INTEGER NOT NULL UNIQUE
+        ) WITHOUT ROWID;
+        {_backfill_citations()}
+
+        -- Every time a memory reached an agent or a user: injected into a context, resolved
+        -- (its details read, a quote verified) or expanded (a timeline around it).
+        CREATE TABLE citation_usage (
+            id          INTEGER PRIMARY KEY,
+            event_id    INTEGER NOT NULL,
+            session_id  TEXT,
+            used_at     REAL NOT NULL,
+            how         TEXT NOT NULL CHECK (how IN ('injected', 'resolved', 'expanded'))
+        );
+        CREATE INDEX citation_usage_by_event ON citation_usage(event_id, used_at);
+        CREATE INDEX citation_usage_by_session ON citation_usage(session_id, how, event_id);
+        -- What a session starts with: a project's latest summaries, errors, prompts.
+        CREATE INDEX events_by_project_kind ON events(project_id, kind, id);
+        CREATE TRIGGER events_citations_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM citations WHERE event_id = old.id;
+            DELETE FROM citation_usage WHERE event_id = old.id;
+        END;
+        """,
+    ),
 )
 
 
@@ -257,6 +319,7 @@ def pending(conn: sqlite3.Connection) -> list[Migration]:
 
 def migrate(conn: sqlite3.Connection) -> list[Migration]:
     """Apply every pending migration, each atomically; return those applied."""
+    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
     todo = pending(conn)
     for migration in todo:
         try:

@@ -40,6 +40,8 @@ import structlog
 from ..capture import NewEvent
 from ..capture.summary import SummaryRow, summarize
 from ..capture.text import has_cjk
+from ..cite import citation_id
+from .schema import CITATION_ATTEMPTS
 
 __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
 
@@ -123,6 +125,7 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
     if row is None:
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
         return Committed(existing, duplicate=True)
+    assign_citation(conn, row[0])
     if event.session_id:
         conn.execute(
             "INSERT INTO sessions (id, project_id, first_seen, last_seen, events, cwd) VALUES (?, ?, ?, ?, 1, ?)"
@@ -144,6 +147,20 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
     return Committed(row[0], duplicate=False)
 
 
+def assign_citation(conn: sqlite3.Connection, event_id: int) -> str:
+    """The event's citation id: the one it has, or a new one (a collision tries the next salt)."""
+    if row := conn.execute("SELECT cite FROM citations WHERE event_id = ?", (event_id,)).fetchone():
+        return row[0]
+    for salt in range(CITATION_ATTEMPTS):
+        cite = citation_id(event_id, salt)
+        if conn.execute(
+            "INSERT INTO citations (cite, event_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING cite",
+            (cite, event_id),
+        ).fetchone():
+            return cite
+    raise sqlite3.IntegrityError(f"no free citation id for event {event_id} in {CITATION_ATTEMPTS} attempts")
+
+
 def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
     """Recompute a session's summary: in ``sessions.summary`` and as a searchable event."""
     rows = [
@@ -159,16 +176,17 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
     summary = summarize(rows)
     conn.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary.line, session_id))
     meta = json.dumps(summary.meta)
-    conn.execute(
+    (event_id,) = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
         " cjk = excluded.cjk,"
-        " meta = excluded.meta, client_ts = excluded.client_ts, received_at = excluded.received_at",
+        " meta = excluded.meta, client_ts = excluded.client_ts, received_at = excluded.received_at RETURNING id",
         (
             f"session_summary:{session_id}", "memd", session_id, project_id, session_id, "session_summary", None,
             f"Session summary: {summary.line}"[:300], summary.line, meta, meta, 2, rows[-1].ts, now, len(meta), False,
             has_cjk(summary.line),
         ),
-    )  # fmt: skip
+    ).fetchone()  # fmt: skip
+    assign_citation(conn, event_id)
 
 
 def write_batch(
