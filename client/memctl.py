@@ -23,12 +23,17 @@ import msgspec
 
 from memd import __version__
 from memd.capture.events import KINDS
+from memd.cite import FORMATS, label
+from memd.context import detail_text, index_line, timeline_text
 from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
     PROTOCOL_VERSION,
+    Details,
+    DetailsResult,
     Events,
     History,
+    Hit,
     Ok,
     Ping,
     Pong,
@@ -37,8 +42,16 @@ from memd.protocol import (
     Search,
     SearchResults,
     Shutdown,
+    SmartResults,
+    SmartSearch,
+    Stats,
+    StatsReport,
     Status,
     StatusReport,
+    Timeline,
+    TimelineResult,
+    Verification,
+    Verify,
 )
 
 from . import paths
@@ -180,8 +193,19 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index_lines(hits: list[Hit], explain: bool) -> list[str]:
+    lines = []
+    for hit in hits:
+        lines.append(f"{KINDS.get(hit.kind, KINDS['event'])} {index_line(hit)}")
+        if explain:
+            lanes = ", ".join(f"{lane} #{rank}" for lane, rank in hit.lanes.items())
+            similarity = f"; similarity {hit.similarity:.2f}" if hit.similarity is not None else ""
+            lines.append(f"     why: {lanes}; matched {', '.join(hit.matched) or 'no words'}{similarity}")
+    return lines
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    request = Search(
+    options = dict(
         query=args.query,
         limit=args.limit,
         cwd=os.getcwd(),
@@ -195,24 +219,76 @@ def cmd_search(args: argparse.Namespace) -> int:
         until=args.until,
     )
     with _client(args) as client:
-        reply = client.call(request, SearchResults)
+        if args.smart:
+            smart = client.call(SmartSearch(**options, budget=args.budget), SmartResults)
+            reply = smart.index
+        else:
+            reply = client.call(Search(**options), SearchResults)
     where = reply.scope or "all projects"
+    data = _plain(smart) if args.smart else _plain(reply)
     if reply.mode == "none":
-        _emit(args, _plain(reply), f"nothing searched in {where}: {reply.notice}")
+        _emit(args, data, f"nothing searched in {where}: {reply.notice}")
         return 0
     lines = [f"{reply.mode} search in {where}" + (f" ({reply.notice})" if reply.notice else "")]
-    for hit in reply.results:
-        lines.append(
-            f"{KINDS.get(hit.kind, KINDS['event'])} #{hit.id:<7} {hit.confidence:4.2f}  {_when(hit.client_ts)}"
-            f"  {hit.title}"
-        )
-        lines.append(f"           {hit.snippet.replace(chr(10), ' ')}")
-        if args.lanes:
-            lanes = ", ".join(f"{lane} #{rank}" for lane, rank in hit.lanes.items())
-            similarity = f"; similarity {hit.similarity:.2f}" if hit.similarity is not None else ""
-            lines.append(f"           why: {lanes}; matched {', '.join(hit.matched) or 'no words'}{similarity}")
+    lines += _index_lines(reply.results, args.lanes)
     if not reply.results:
         lines.append(f"no matches for {args.query!r}")
+    if args.smart:
+        lines.append(f"\nrule {smart.rule}: {smart.reason} (~{smart.tokens} of {smart.budget} tokens)")
+        lines += ["", *(timeline_text(t) for t in smart.timelines)] if smart.timelines else []
+        lines += ["", *(detail_text(d) for d in smart.details)] if smart.details else []
+    else:
+        lines.append("\nexpand: memctl timeline mem:ID · memctl show mem:ID ...")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Timeline(id=args.id, before=args.before, after=args.after), TimelineResult)
+    _emit(args, _plain(reply), timeline_text(reply))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Details(ids=args.ids, budget=args.budget), DetailsResult)
+    parts = [detail_text(d, args.format) for d in reply.details]
+    if reply.omitted:
+        parts.append(f"not shown, over the {args.budget}-token budget: {' '.join(reply.omitted)} (raise --budget)")
+    _emit(args, _plain(reply), "\n\n".join(parts))
+    if reply.missing:
+        raise CommandError(f"no memory {', '.join(map(repr, reply.missing))}: use ids from memctl search")
+    return 0
+
+
+def cmd_cite_verify(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Verify(id=args.id, quote=args.quote), Verification)
+    where = f"[{label(reply.cite)}]"
+    if reply.found:
+        human = (
+            f"found in {where} ({reply.method}, confidence {reply.confidence:.2f})"
+            f" at characters {reply.start}-{reply.end}:\n> {reply.matched}"
+        )
+    else:
+        human = f"not found in {where}: no span matches the quote closely enough (memctl show {label(reply.cite)})"
+    _emit(args, _plain(reply), human)
+    return 0 if reply.found else 1
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Stats(limit=args.limit, since=args.since), StatsReport)
+    window = f"since {_when(args.since)}" if args.since else "all time"
+    lines = [f"memory use ({window}): " + ", ".join(f"{n} {how}" for how, n in reply.usage.items())]
+    if reply.most_cited:
+        lines.append("most cited:")
+    for c in reply.most_cited:
+        lines.append(
+            f"  [{label(c.cite)}] {c.uses:>4} uses ({c.injected} injected, {c.resolved} resolved,"
+            f" {c.expanded} expanded; {c.sessions} sessions; last {_when(c.last_used)})  {c.kind}: {c.title}"
+        )
     _emit(args, _plain(reply), "\n".join(lines))
     return 0
 
@@ -358,6 +434,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--until", type=_time, help="only events before this")
     p.add_argument("--limit", type=int, default=10, help="how many hits (default 10)")
     p.add_argument("--lanes", action="store_true", help="show why each hit was retrieved")
+    p.add_argument("--smart", action="store_true", help="expand sure hits by themselves: timeline, details")
+    p.add_argument("--budget", type=int, default=2000, help="tokens --smart may spend (default 2000)")
+    p = command("timeline", cmd_timeline, "the events around a memory in its session (→ marks it)")
+    p.add_argument("id", help="a citation id (mem:Ab3xY9) or an event number")
+    p.add_argument("--before", type=int, default=3, help="events before it (default 3)")
+    p.add_argument("--after", type=int, default=3, help="events after it (default 3)")
+    p = command("show", cmd_show, "memories in full: content, files, session, neighbours, citation")
+    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("--budget", type=int, default=20_000, help="tokens to show at most (default 20000)")
+    p.add_argument("--format", choices=FORMATS, default="inline", help="how the source is cited (default inline)")
+    p = command("cite", lambda a: 2, "check a quote against the memory it cites")
+    cite = p.add_subparsers(dest="cite_command", required=True, metavar="ACTION")
+    v = cite.add_parser("verify", parents=[common], help="is QUOTE in memory ID, and where")
+    v.set_defaults(handler=cmd_cite_verify)
+    v.add_argument("id", help="a citation id (mem:Ab3xY9)")
+    v.add_argument("quote")
+    p = command("stats", cmd_stats, "how memories are used: injected, resolved, expanded; the most cited")
+    p.add_argument("--limit", type=int, default=10, help="how many memories (default 10)")
+    p.add_argument("--since", type=_time, help="only uses after this (2026-11-21, 7d)")
     p = command("rebuild", cmd_rebuild, "recreate the keyword indexes and/or the vectors from the event log")
     p.add_argument("--fts", action="store_true", help="the keyword indexes (both FTS tables)")
     p.add_argument("--vectors", action="store_true", help="every vector: re-embed all events in the background")

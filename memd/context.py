@@ -14,7 +14,9 @@ The layers of progressive retrieval render as:
     details    a header, the stored text as a citable quote, the neighbours' ids
 
 Injected blocks are wrapped in ``<memory-context …>`` with everything inside
-XML-escaped, so stored text can never close the block or forge another one.
+XML-escaped, so stored text can never close the block or forge another one.  Only
+``&``, ``<`` and the ``]]>`` sequence are escaped in text (all XML requires): a ``>``
+stays, so markdown quotes read as quotes.
 """
 
 from __future__ import annotations
@@ -23,21 +25,20 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final, NamedTuple
-from xml.sax.saxutils import escape, quoteattr
 
 from .cite import Quoted, label, render_quotes
 from .protocol import Detail, Entry, Hit, TimelineResult
+from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = [
-    "DETAIL_OVERHEAD",
     "MAX_CONTEXT_CHARS",
     "MAX_OUTPUT",
     "UNCLOSED_PRIVATE_NOTICE",
     "Line",
     "day",
     "detail_text",
-    "detail_tokens",
+    "escape",
     "fit_detail",
     "hook_output",
     "index_line",
@@ -49,8 +50,6 @@ MAX_OUTPUT: Final = 10_000
 """Characters of hook stdout Claude Code keeps."""
 MAX_CONTEXT_CHARS: Final = 8_000
 """Characters an injected block may have: JSON escaping (quotes, newlines) adds some."""
-DETAIL_OVERHEAD: Final = 40
-"""Tokens a rendered detail adds to its title and text: header, attribution, neighbours."""
 
 UNCLOSED_PRIVATE_NOTICE: Final = (
     "memd: a <private> tag in this prompt was never closed, so everything after it was treated as private "
@@ -116,11 +115,11 @@ def detail_text(detail: Detail, style: str = "inline") -> str:
     head = f"[{label(detail.cite)}] {_what(detail.kind, detail.tool)} · {_clock(detail.client_ts)}"
     if detail.project:
         head += f" · {detail.project}"
-    lines = [head, f"Title: {detail.title}"]
+    lines = [head] if detail.kind in LONG_FORM else [head, f"Title: {detail.title}"]
     if detail.files:
         lines.append("Files: " + ", ".join(detail.files))
     body = detail.text or detail.title
-    quote = Quoted(text=body, cite=label(detail.cite), when=day(detail.client_ts), session=detail.session_id)
+    quote = Quoted(text=body, cite=detail.cite, when=day(detail.client_ts), session=detail.session_id)
     lines.append(render_quotes([quote], style))
     if detail.truncated:
         lines.append(f"(cut to fit the budget: `memctl show {label(detail.cite)} --budget 20000` has it all)")
@@ -130,23 +129,18 @@ def detail_text(detail: Detail, style: str = "inline") -> str:
     return "\n".join(lines)
 
 
-def detail_tokens(title: str, text: str) -> int:
-    """Estimated tokens of a memory's rendered details, before rendering them."""
-    return estimate_tokens(title) + estimate_tokens(text or title) + DETAIL_OVERHEAD
-
-
 def fit_detail(detail: Detail, budget: int, style: str = "inline") -> Detail | None:
     """``detail`` with ``tokens`` set, its text cut if needed to fit ``budget``; None if even
     a cut one would not fit (less than ~a line of text left)."""
     detail.tokens = estimate_tokens(detail_text(detail, style))
     if detail.tokens <= budget:
         return detail
-    frame = detail.tokens - estimate_tokens(detail.text) + estimate_tokens("(cut to fit the budget: …)") + 12
-    room = budget - frame
+    text = detail.text
+    detail.text, detail.truncated = "…", True
+    room = budget - estimate_tokens(detail_text(detail, style)) - 2  # the frame of a cut detail, measured
     if room < MIN_TEXT_TOKENS:
         return None
-    detail.text = truncate_to_tokens(detail.text, room)
-    detail.truncated = True
+    detail.text = truncate_to_tokens(text, room)
     detail.tokens = estimate_tokens(detail_text(detail, style))
     return detail if detail.tokens <= budget else None
 
@@ -167,6 +161,16 @@ class Line(NamedTuple):
     bullet: bool = True
 
 
+def escape(text: str) -> str:
+    """``text`` safe inside an XML element: ``&``, ``<`` and ``]]>`` escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace("]]>", "]]&gt;")
+
+
+def _attribute(value: str) -> str:
+    """``value`` safe inside a double-quoted XML attribute, on one line."""
+    return escape(value).replace(">", "&gt;").replace('"', "&quot;").replace("\n", "&#10;")
+
+
 def _item(line: Line) -> str:
     return f"- {escape(line.text)}" if line.bullet else escape(line.text)
 
@@ -177,6 +181,7 @@ def memory_block(
     sections: Sequence[str],
     candidates: Iterable[Line],
     *,
+    root: str = "",
     budget: int,
     max_chars: int = MAX_CONTEXT_CHARS,
 ) -> tuple[str, list[Line]]:
@@ -184,9 +189,12 @@ def memory_block(
 
     Candidates come in priority order and are taken while the whole block stays within
     ``budget`` tokens and ``max_chars`` characters; they are shown grouped by section,
-    in the order of ``sections``.  No line fits → ``""``: an empty block says nothing.
+    in the order of ``sections``.  Paths inside ``root`` are shown relative to it (the
+    block names it once).  No line fits → ``""``: an empty block says nothing.
     """
-    attrs = "".join(f" {name}={quoteattr(value)}" for name, value in attributes.items())
+    if root:
+        candidates = (line._replace(text=line.text.replace(root.rstrip("/") + "/", "")) for line in candidates)
+    attrs = "".join(f' {name}="{_attribute(value)}"' for name, value in attributes.items())
     frame = f"<memory-context{attrs}>\n{escape(intro)}\n\n{escape(EXPAND_HINT)}\n</memory-context>"
     headers = {section: f"{escape(section)}:" for section in sections}
     used_tokens, used_chars = estimate_tokens(frame), len(frame)
@@ -204,15 +212,20 @@ def memory_block(
         opened.add(line.section)
         used_tokens += cost_tokens
         used_chars += cost_chars
-    if not kept:
-        return "", []
+    # The running sums estimate; the rendered block decides (pieces do not add up exactly).
+    while kept:
+        block = _render(attrs, intro, sections, headers, kept)
+        if estimate_tokens(block) <= budget and len(block) <= max_chars:
+            return block, kept
+        kept.pop()
+    return "", []
+
+
+def _render(attrs: str, intro: str, sections: Sequence[str], headers: dict[str, str], kept: list[Line]) -> str:
     body: list[str] = []
     for section in sections:
-        lines = [
-            (f"- {escape(line.text)}" if line.bullet else escape(line.text)) for line in kept if line.section == section
-        ]
+        lines = [_item(line) for line in kept if line.section == section]
         if lines:
             body += [headers[section], *lines]
     closing = ["", escape(EXPAND_HINT), "</memory-context>"]
-    block = "\n".join([f"<memory-context{attrs}>", escape(intro), "", *body, *closing])
-    return block, kept
+    return "\n".join([f"<memory-context{attrs}>", escape(intro), "", *body, *closing])

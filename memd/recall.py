@@ -225,6 +225,7 @@ class Recall:
             " Each line cites its source: check it before relying on it.",
             ("Recent sessions", "Important", "Recent errors"),
             lines,
+            root=root,
             budget=self.config.context.session_start_budget,
         )
         if not block:
@@ -254,7 +255,9 @@ class Recall:
         if hits[0].confidence >= PROMPT_HIGH:
             full = await self.store.readers.run(layers.details, [hits[0].id])
             budget = self.config.context.prompt_budget * 2 // 3  # the rest for the other hits' lines
-            if (detail := full.get(hits[0].id)) and (fitted := fit_detail(detail, budget, "inline")):
+            if detail := full.get(hits[0].id):
+                detail.project = None  # the block's own project
+            if detail and (fitted := fit_detail(detail, budget, self.config.context.citation_format)):
                 text = detail_text(fitted, self.config.context.citation_format)
                 lines.append(Line("Most relevant", text, detail.id, bullet=False))
                 hits = hits[1:]
@@ -266,6 +269,7 @@ class Recall:
             " Cite them by id; verify before relying on them.",
             ("Most relevant", "Maybe relevant"),
             lines,
+            root=root,
             budget=self.config.context.prompt_budget,
         )
         if not block:
@@ -338,7 +342,6 @@ def _starting_material(conn: sqlite3.Connection, project_id: int, session: str |
 
     return [
         *(Line("Recent sessions", cut(f"[mem:{r[1]}] {day(r[6])}: {r[5] or r[4]}"), r[0]) for r in summaries),
-        *(Line("Recent errors", cut(f"[mem:{r[1]}] {day(r[6])} {r[3] or 'error'}: {summary(r[2], r[4], r[5])}"), r[0])
-          for r in errors),
+        *(Line("Recent errors", cut(f"[mem:{r[1]}] {day(r[6])}: {summary(r[2], r[4], r[5])}"), r[0]) for r in errors),
         *(Line("Important", cut(f"[mem:{r[1]}] {day(r[6])} {r[2]}: {line}"), r[0]) for r, line in important),
     ]  # fmt: skip

@@ -10,7 +10,7 @@ prices what the count misses:
 =====================================  =====  ==========================================================
 feature                                cost   why (real counts from Claude's published tokenizer)
 =====================================  =====  ==========================================================
-a piece of letters, digits or punct.   1.2    1.07 real tokens per piece in code, 1.20 in paths
+a piece of letters, digits or punct.   1.2    1.06 real tokens per piece in code, 1.17 in paths
                                               (``spotter`` is ``spot`` ``ter``): 1.2 keeps all kinds
                                               at or above 1
 a piece of whitespace                  1.0    exactly one token, whatever its length
@@ -18,7 +18,7 @@ a camel hump (``tU`` in ``toolUse``)   0.5    ``toolUseResult`` is 3 tokens, ``u
 an ASCII letter past the 10th of a     0.3    long words, identifiers and random strings: 2-4 letters
 run                                           per token
 a digit past the 3rd of a run          0.5    the vocabulary holds numbers of up to three digits
-a Hangul syllable                      1.2    3 bytes of UTF-8, few merges: 1.6 tokens per syllable
+a Hangul syllable                      1.1    3 bytes of UTF-8, few merges: 1.6 tokens per syllable
                                               with its share of the piece
 a CJK ideograph or kana                0.9    about one token each, more for rare ones
 another non-ASCII letter               0.5    accented Latin, Cyrillic, Greek: 1-2 tokens per letter
@@ -26,14 +26,14 @@ an emoji (a character past U+FFFF)     2.0    4 bytes, rarely merged: about 3 to
 =====================================  =====  ==========================================================
 
 Measured by ``bench/tokens.py`` (the total estimate/real per kind of text; details in
-``BENCHMARKS.md``): prose 1.09, code 1.13, shell 1.07, paths 1.01, JSON 1.06, English memories 1.12,
-Korean 1.14, Japanese/Chinese 1.08. The estimate errs high on purpose so that filling a budget with it
+``BENCHMARKS.md``): prose 1.09, code 1.13, shell 1.07, paths 1.02, JSON 1.06, English memories 1.14,
+Korean 1.08, Japanese/Chinese 1.09. The estimate errs high on purpose so that filling a budget with it
 does not overrun the real one; the reference is the Claude 2-era tokenizer (the current one is not
-public), so keep a margin anyway. Base64 and other random mixed-case strings are the known weak spot
-(0.7). Nothing is normalized first (the tokenizer applies NFKC), and contractions (``'s``) count one
-piece too many.
+public), so keep a margin anyway. Known weak spots, where the estimate is low: base64 and other random
+mixed-case strings (0.7), long words of languages other than English (German 0.85). Nothing is
+normalized first (the tokenizer applies NFKC), and contractions (``'s``) count one piece too many.
 
-How it is fast, about 20 µs per 1000 characters of ASCII: the text becomes one byte per character, the
+How it is fast, about 15 µs per 1000 characters: the text becomes one byte per character, the
 byte naming the character's class by one bit (``_CLASS``); those bytes become one big integer, and
 shifting it by 8 bits lines every character up with its neighbour. ``x & ~(x >> 8)`` then has a bit
 wherever a run of a class starts, and ``int.bit_count`` counts them: a few passes over the whole text
@@ -126,7 +126,7 @@ def _tail_run(bits: int, length: int) -> int:
     return found.bit_count()
 
 
-def _ascii_cost(classes: bytes) -> int:
+def _piece_cost(classes: bytes) -> int:
     """Tenths of tokens for the pieces, camel humps, long words and long numbers of ``classes``."""
     x = int.from_bytes(classes, "big")  # character i is byte i from the left; x >> 8 moves it to i + 1
     ones = int.from_bytes(b"\x01" * len(classes), "big")
@@ -172,7 +172,7 @@ def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     raw = text.encode("utf-8", "surrogatepass")
-    tenths = _ascii_cost(raw.translate(_CLASS, _CONTINUATION))
+    tenths = _piece_cost(raw.translate(_CLASS, _CONTINUATION))
     if not text.isascii():
         tenths += _wide_cost(raw)
     return (tenths + 9) // 10

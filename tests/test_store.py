@@ -80,3 +80,25 @@ async def test_a_full_disk_fails_the_batch_and_the_writer_keeps_going(tmp_path) 
     writer.release()
     assert [r[0] for r in conn.execute("SELECT idem_key FROM events ORDER BY id")] == ["k0", "k2"]
     conn.close()
+
+
+def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memd.cite import citation_id
+    from memd.store.writer import write_batch
+
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    for migration in MIGRATIONS[:3]:  # a database as the previous release left it
+        conn.executescript(f"BEGIN;\n{migration.sql}\nCOMMIT;")
+    conn.executemany(
+        "INSERT INTO events (idem_key, kind, title, text, payload, importance, client_ts, received_at, size)"
+        " VALUES (?, 'tool', 't', 'x', '{}', 2, 0, 0, 1)",
+        [(f"k{n}",) for n in range(50)],
+    )
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
+    conn.executemany("INSERT INTO schema_migrations VALUES (?, ?, 0)", [(m.version, m.name) for m in MIGRATIONS[:3]])
+    assert [m.version for m in migrate(conn)] == [m.version for m in MIGRATIONS[3:]]
+    cites = dict(conn.execute("SELECT event_id, cite FROM citations"))
+    assert cites == {n: citation_id(n) for n in range(1, 51)}
+    write_batch(conn, [(event(51, "k-new"), "/p")], [])
+    assert conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone() == (citation_id(51),)

@@ -20,12 +20,11 @@ import anyio
 
 from ..capture import project_root
 from ..config import RetrievalConfig
-from ..context import detail_tokens
 from ..indexer import Indexer
 from ..protocol import Hit, Search, SearchResults
 from ..store import Readers
 from . import lanes, layers
-from .digest import summary
+from .digest import detail_tokens, summary
 from .lanes import Filters
 from .query import Query, compile_query
 from .rank import Matcher, confidence, fuse, penalty, score, snippet
@@ -196,7 +195,7 @@ def _rank(
             matched=list(evidence.matched),
             similarity=sim,
             summary=summary(doc.kind, doc.title, doc.text),
-            tokens=detail_tokens(doc.title, doc.text),
+            tokens=detail_tokens(doc.kind, doc.title, doc.text),
         )
         for rank, doc, evidence, sure, sim in scored[:limit]
     ]

@@ -1,7 +1,8 @@
 """Short forms of a memory for the progressive layers: pure functions, no IO.
 
-    summary   the index line (layer 1): <= 100 characters, the first sentence
-    preview   a timeline line (layer 2): <= 200 characters, flattened
+    summary         the index line (layer 1): <= 100 characters, the first sentence
+    preview         a timeline line (layer 2): <= 200 characters, flattened
+    detail_tokens   what its details (layer 3) will cost, before rendering them
 
 Code is what costs tokens and reads worst on one line, so a fenced block becomes
 ``[code]`` (``[python code]`` in a preview, where the language helps); a path is never
@@ -13,8 +14,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["LONG_FORM", "PREVIEW_CHARS", "SUMMARY_CHARS", "preview", "summary"]
+from ..tokens import estimate_tokens
 
+__all__ = ["DETAIL_OVERHEAD", "LONG_FORM", "PREVIEW_CHARS", "SUMMARY_CHARS", "detail_tokens", "preview", "summary"]
+
+DETAIL_OVERHEAD: Final = 40
+"""Tokens a rendered detail adds to its text: header, attribution, neighbours' ids."""
 SUMMARY_CHARS: Final = 100
 PREVIEW_CHARS: Final = 200
 LONG_FORM: Final = frozenset({"prompt", "assistant", "compact_summary", "subagent_stop", "session_summary"})
@@ -85,3 +90,9 @@ def preview(kind: str, title: str, text: str) -> str:
         return _fit(body, PREVIEW_CHARS)
     line = f"{title} — {body}" if body and not body.startswith(_flat(title)) else _flat(title) or body
     return _fit(line, PREVIEW_CHARS)
+
+
+def detail_tokens(kind: str, title: str, text: str) -> int:
+    """Estimated tokens of a memory's rendered details (``context.detail_text``)."""
+    shown = estimate_tokens(text or title) + (0 if kind in LONG_FORM else estimate_tokens(title))
+    return shown + DETAIL_OVERHEAD

@@ -1,0 +1,57 @@
+"""smart_search's rule selection and the index/timeline short forms."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.retrieve.digest import PREVIEW_CHARS, SUMMARY_CHARS, preview, summary
+from memd.retrieve.smart import choose
+
+
+@pytest.mark.parametrize(
+    ("confidences", "rule", "timelines", "details"),
+    [
+        ([0.95], "single", 1, 1),
+        ([0.95, 0.30, 0.20], "single", 1, 1),
+        ([0.95, 0.50], "clear_winner", 1, 1),  # another hit is confident: not alone
+        ([0.88, 0.77], "clear_winner", 1, 1),
+        ([0.88, 0.80, 0.80], "cluster", 3, 0),  # gap 0.08: no winner, but a cluster
+        ([0.90, 0.85, 0.84, 0.81], "cluster", 3, 0),
+        ([0.84, 0.80], "index_only", 0, 0),
+        ([0.60, 0.55], "index_only", 0, 0),
+        ([0.40, 0.30], "low_confidence", 0, 0),
+        ([], "low_confidence", 0, 0),
+    ],
+)
+def test_rule_selection(confidences: list[float], rule: str, timelines: int, details: int) -> None:
+    chosen = choose(confidences, min_confidence=0.45)
+    assert (chosen.rule, chosen.timelines, chosen.details) == (rule, timelines, details)
+    assert chosen.reason
+
+
+def test_summary_is_the_first_sentence_with_code_folded() -> None:
+    assert summary("prompt", "Prompt: x", "Fix the login test. Then deploy.") == "Fix the login test."
+    assert summary("prompt", "Prompt: x", "```python\nprint(1)\n```\nWhat does this print? Tell me") == (
+        "[code] What does this print?"
+    )
+    assert summary("tool", "Edited src/a.py", "a very long diff") == "Edited src/a.py"
+    assert summary("prompt", "", "검색 기능을 고쳐줘. 그리고 테스트도") == "검색 기능을 고쳐줘."
+
+
+def test_summary_cuts_at_words_and_keeps_paths_whole() -> None:
+    path = "/home/me/src/memd/memd/retrieve/very/deeply/nested/package/and/more/folders/module_with_a_long_name.py"
+    line = summary("tool", f"Edited {path} and then a few more words", "")
+    assert len(line) <= SUMMARY_CHARS
+    assert line.startswith("Edited …") and line.endswith("module_with_a_long_name.py…")
+    fits = summary("tool", "Edited /home/me/src/app/module.py and then " + "more " * 30, "")
+    assert fits.startswith("Edited /home/me/src/app/module.py and then more")
+    words = summary("prompt", "", "word " * 60)
+    assert len(words) <= SUMMARY_CHARS and words.endswith("word…")
+
+
+def test_preview_flattens_and_labels_code() -> None:
+    text = "Exit code 1\n```python\nraise ValueError\n```\nFAILED test_x"
+    assert preview("tool_error", "Bash failed: pytest", text) == (
+        "Bash failed: pytest — Exit code 1 [python code] FAILED test_x"
+    )
+    assert len(preview("assistant", "Assistant: x", "long " * 100)) <= PREVIEW_CHARS
