@@ -7,6 +7,11 @@ and once fused.  A ``match`` query counts as a hit at k when an expected id is a
 the first k results; a ``no_match`` query is right when no result reaches the
 confidence threshold (``[retrieval] min_confidence``).
 
+The fused run also shows how the confidences calibrate what memd does on its own: which
+smart_search rule fires (``memd/retrieve/smart.py``) and what a prompt would be given
+(``memd/recall.py``: details at >= PROMPT_HIGH, index lines at >= min_confidence, else
+nothing), for match queries against no-match traps.
+
     .venv/bin/python bench/retrieval.py [--verbose]
 """
 
@@ -26,6 +31,8 @@ from harness import REPO, isolated_daemon, markdown_table
 
 from memd.config import RetrievalConfig
 from memd.protocol import Ingest, Ingested, Search, SearchResults
+from memd.recall import PROMPT_HIGH
+from memd.retrieve.smart import choose
 from memd_client.rpc import Client
 
 GOLDEN = REPO.parent / "shared" / "fixtures" / "golden"
@@ -70,6 +77,9 @@ def evaluate(client: Client, path: Path, root: str, ids: dict[int, str], lanes: 
         confident = [ids.get(hit.id, "?") for hit in reply.results if hit.confidence >= THRESHOLD]
         row = {"set": path.stem, "id": q["queryId"], "query": q["query"], "expectation": q["expectation"]}
         row["results"] = [(ids.get(h.id, "?"), h.confidence) for h in reply.results]
+        row["rule"] = choose([h.confidence for h in reply.results], THRESHOLD).rule
+        top = reply.results[0].confidence if reply.results else 0.0
+        row["gate"] = "details" if top >= PROMPT_HIGH else "index lines" if top >= THRESHOLD else "nothing"
         if q["expectation"] == "match":
             expected = set(q["expectedIds"])
             first = next((rank for rank, memory in enumerate(found, 1) if memory in expected), None)
@@ -122,9 +132,12 @@ def main() -> int:
         loaded = {path: load(client, path, instance.root) for path in files}
         drain(instance)
         table = []
+        behaviour: list[list[object]] = []
         for run, lanes in RUNS.items():
             rows = [row for path in files for row in evaluate(client, path, instance.root, loaded[path], lanes)]
             table.append([run, *(f"{v:.3f}" for v in summarize(rows).values())])
+            if run == "fused":
+                behaviour = calibration(rows)
             if args.verbose or run == "fused":
                 for row in rows:
                     good = row.get("ok", row.get("first") is not None and row.get("first", 9) <= row.get("k", 3))
@@ -134,7 +147,22 @@ def main() -> int:
     queries = sum(len(json.loads(p.read_text())["queries"]) for p in files)
     print(f"golden sets: {', '.join(p.stem for p in files)} ({queries} queries); threshold {THRESHOLD}\n")
     print(markdown_table(["lanes", "Hit@1", "Hit@3", "Hit@5", "MRR", "nDCG@5", "no-match", "confident"], table))
+    print("\nWhat the fused confidences make memd do (queries per outcome):\n")
+    print(markdown_table(["decision", "outcome", "match queries", "no-match traps"], behaviour))
     return 0
+
+
+def calibration(rows: list[dict]) -> list[list[object]]:
+    """Rows of (decision, outcome, match count, no-match count) for smart_search and the prompt gate."""
+    table: list[list[object]] = []
+    for decision, key, outcomes in (
+        ("smart_search rule", "rule", ("single", "clear_winner", "cluster", "index_only", "low_confidence")),
+        ("prompt context", "gate", ("details", "index lines", "nothing")),
+    ):
+        for outcome in outcomes:
+            counts = [sum(r[key] == outcome and r["expectation"] == e for r in rows) for e in ("match", "no_match")]
+            table.append([decision, outcome, *counts])
+    return table
 
 
 if __name__ == "__main__":
