@@ -207,7 +207,8 @@ class SmartSearch(Search):
     """A search that expands its best hits by itself when it is sure enough (see
     ``memd.retrieve.smart``): timelines and details within ``budget`` tokens."""
 
-    budget: int = 2000
+    budget: int | None = None
+    """Tokens it may spend in all; None: ``[context] search_budget``."""
     caller: str | None = None
     """The session asking, for usage tracking (None: a person, through memctl)."""
 
@@ -226,7 +227,8 @@ class Details(Request):
     """The full stored content of memories (layer 3), within ``budget`` tokens."""
 
     ids: list[str]
-    budget: int = 2000
+    budget: int | None = None
+    """Tokens all the details may take; None: ``[context] search_budget``."""
     caller: str | None = None
 
 

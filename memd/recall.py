@@ -145,7 +145,8 @@ class Recall:
                 found.setdefault(event_id, ref)
         full = await self.store.readers.run(layers.details, list(found))
         reply = DetailsResult(details=[], missing=missing)
-        remaining = request.budget
+        budget = request.budget or self.config.context.search_budget
+        remaining = budget
         for event_id, ref in found.items():
             detail = full.get(event_id)
             fitted = fit_detail(detail, remaining, self.config.context.citation_format) if detail else None
@@ -154,26 +155,27 @@ class Recall:
                 continue
             reply.details.append(fitted)
             remaining -= fitted.tokens
-        reply.tokens = request.budget - remaining
+        reply.tokens = budget - remaining
         await self._used([d.id for d in reply.details], request.caller, "resolved")
         return reply
 
     async def smart(self, request: SmartSearch) -> SmartResults:
         index = await self.retriever.search(request)
         expansion = choose([hit.confidence for hit in index.results], self.config.retrieval.min_confidence)
-        reply = SmartResults(index=index, rule=expansion.rule, reason=expansion.reason, budget=request.budget)
+        budget = request.budget or self.config.context.search_budget
+        reply = SmartResults(index=index, rule=expansion.rule, reason=expansion.reason, budget=budget)
         spent = sum(estimate_tokens(index_line(hit)) for hit in index.results)
         top = index.results
         for hit in top[: expansion.timelines]:
             timeline = await self.store.readers.run(layers.timeline, hit.id, 3, 3)
-            if timeline is not None and spent + (cost := estimate_tokens(timeline_text(timeline))) <= request.budget:
+            if timeline is not None and spent + (cost := estimate_tokens(timeline_text(timeline))) <= budget:
                 reply.timelines.append(timeline)
                 spent += cost
         wanted = [hit.id for hit in top[: expansion.details]]
         full = await self.store.readers.run(layers.details, wanted)
         for event_id in wanted:
             detail = full.get(event_id)
-            fitted = detail and fit_detail(detail, request.budget - spent, self.config.context.citation_format)
+            fitted = detail and fit_detail(detail, budget - spent, self.config.context.citation_format)
             if fitted:
                 reply.details.append(fitted)
                 spent += fitted.tokens

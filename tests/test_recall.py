@@ -181,16 +181,20 @@ def test_index_timeline_and_details(utc: Instance) -> None:
     assert f"Around it: previous mem:{top['cite']}, next mem:{timeline.entries[2].cite}" in text
 
 
-def test_details_stay_within_their_budget(daemon: Instance) -> None:
-    cwd = f"{daemon.root}/p"
+def test_details_stay_within_their_budget(instance: Instance) -> None:
+    instance.configure("[context]\nsearch_budget = 300\n")  # the budget of a request that names none
+    instance.start()
+    cwd = f"{instance.root}/p"
     long = " ".join(f"line {n} of a very long build log with a stack trace" for n in range(2000))
-    ids = [daemon.remember(long, cwd), daemon.remember("short memory", cwd)]
-    reply = daemon.call(Details(ids=[str(i) for i in ids], budget=300), DetailsResult)
+    ids = [instance.remember(long, cwd), instance.remember("short memory", cwd)]
+    reply = instance.call(Details(ids=[str(i) for i in ids]), DetailsResult)
     (cut,) = reply.details
     assert cut.truncated and cut.tokens <= 300 and reply.tokens <= 300
     assert reply.omitted == [str(ids[1])]
-    whole = daemon.call(Details(ids=[str(ids[1])], budget=300), DetailsResult)
+    whole = instance.call(Details(ids=[str(ids[1])], budget=300), DetailsResult)
     assert not whole.details[0].truncated
+    everything = instance.call(Details(ids=[str(i) for i in ids], budget=20_000), DetailsResult)
+    assert [d.truncated for d in everything.details] == [False, False]
 
 
 def test_cite_verify_aligns_quotes(daemon: Instance) -> None:
