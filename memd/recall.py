@@ -56,7 +56,7 @@ from .protocol import (
     Verify,
 )
 from .retrieve import Retriever, layers
-from .retrieve.digest import summary
+from .retrieve.digest import HEAD_CHARS, summary
 from .retrieve.lanes import Filters
 from .retrieve.query import compile_query
 from .retrieve.smart import choose
@@ -290,60 +290,56 @@ def _not_a_question(text: str) -> bool:
     return not CITATION_RE.sub("", text).strip(" \n\t,;.")  # nothing but citation ids
 
 
+Row = tuple[int, str, str, str | None, str, str, float]
+"""id, cite, kind, tool, title, the head of the text, client_ts."""
+_ROWS = (
+    f"SELECT e.id, c.cite, e.kind, e.tool, e.title, substr(e.text, 1, {HEAD_CHARS}), e.client_ts"
+    " FROM events e JOIN citations c ON c.event_id = e.id WHERE "
+)  # only a text's head: a line shows its first sentence, and texts run to 10 KB
+
+
+def worth(kind: str, importance: int, age_days: float, uses: int) -> float:
+    """How much an event is worth showing when a session starts: its kind and importance,
+    its recency (halving every RECENCY_DAYS) and how often agents and people used it."""
+    return KIND_WEIGHT[kind] + 0.5 * (importance - 2) + 2 ** (-age_days / RECENCY_DAYS) + 0.3 * min(uses, 5) / 5
+
+
 def _starting_material(conn: sqlite3.Connection, project_id: int, session: str | None, now: float) -> list[Line]:
     """A SessionStart block's candidate lines, in priority order: session summaries, errors,
     then important memories."""
-    cols = "SELECT e.id, c.cite, e.kind, e.tool, e.title, e.text, e.client_ts, e.importance, e.session_id"
-    source = " FROM events e JOIN citations c ON c.event_id = e.id WHERE e.project_id = ?"
-    summaries = conn.execute(
-        cols + source + " AND e.kind = 'session_summary' AND e.session_id IS NOT ? ORDER BY e.client_ts DESC LIMIT ?",
+    summaries: list[Row] = conn.execute(
+        _ROWS + "e.id IN (SELECT id FROM events WHERE project_id = ? AND kind = 'session_summary'"
+        " AND session_id IS NOT ? ORDER BY client_ts DESC LIMIT ?) ORDER BY e.client_ts DESC",
         (project_id, session, SUMMARIES),
     ).fetchall()
-    errors, seen = [], set()
-    for row in conn.execute(cols + source + " AND e.kind = 'tool_error' ORDER BY e.id DESC LIMIT 50", (project_id,)):
-        if row[4] not in seen and len(errors) < ERRORS:
-            seen.add(row[4])
-            errors.append(row)
-    weights = KIND_WEIGHT
-    recent = conn.execute(
-        cols + source + f" AND e.kind IN ({','.join('?' * len(weights))}) AND e.importance >= 2"
-        " ORDER BY e.id DESC LIMIT 300",
-        (project_id, *weights),
+    errors: dict[str, Row] = {}  # by title: the same failure twice is one line
+    for row in conn.execute(
+        _ROWS + "e.project_id = ? AND e.kind = 'tool_error' ORDER BY e.id DESC LIMIT 50", (project_id,)
+    ):
+        errors.setdefault(row[4], row)
+    kinds = ",".join("?" * len(KIND_WEIGHT))
+    candidates = conn.execute(
+        "SELECT id, kind, importance, client_ts, (SELECT count(*) FROM citation_usage u WHERE u.event_id = e.id)"
+        f" FROM events e WHERE project_id = ? AND kind IN ({kinds}) AND importance >= 2 ORDER BY id DESC LIMIT 300",
+        (project_id, *KIND_WEIGHT),
     ).fetchall()
-    uses = (
-        dict(
-            conn.execute(
-                f"SELECT event_id, count(*) FROM citation_usage WHERE event_id IN ({','.join('?' * len(recent))})"
-                " GROUP BY event_id",
-                [row[0] for row in recent],
-            ).fetchall()
-        )
-        if recent
-        else {}
-    )
+    ranked = sorted(candidates, key=lambda c: -worth(c[1], c[2], max(0.0, now - c[3]) / 86400, c[4]))
+    best = [c[0] for c in ranked[: 3 * IMPORTANT]]  # enough to leave out repeats
+    rows = {row[0]: row for row in conn.execute(_ROWS + f"e.id IN ({','.join('?' * len(best))})", best)}
+    important: dict[str, Row] = {}  # by summary: the same prompt twice is one line
+    for event_id in best:
+        if len(important) < IMPORTANT and event_id in rows:
+            row = rows[event_id]
+            important.setdefault(summary(row[2], row[4], row[5]), row)
 
-    def worth(row: tuple) -> float:
-        age_days = max(0.0, now - row[6]) / 86400
-        return (
-            weights[row[2]]
-            + 0.5 * (row[7] - 2)
-            + 2 ** (-age_days / RECENCY_DAYS)
-            + 0.3 * min(uses.get(row[0], 0), 5) / 5
-        )
-
-    important, said = [], set()
-    for row in sorted(recent, key=worth, reverse=True):
-        line = summary(row[2], row[4], row[5])
-        if line not in said and len(important) < IMPORTANT:
-            said.add(line)
-            important.append((row, line))
-
-    def cut(text: str) -> str:
+    def line(section: str, row: Row, text: str) -> Line:
         flat = " ".join(text.split())
-        return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
+        flat = flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
+        return Line(section, flat, row[0])
 
     return [
-        *(Line("Recent sessions", cut(f"[mem:{r[1]}] {day(r[6])}: {r[5] or r[4]}"), r[0]) for r in summaries),
-        *(Line("Recent errors", cut(f"[mem:{r[1]}] {day(r[6])}: {summary(r[2], r[4], r[5])}"), r[0]) for r in errors),
-        *(Line("Important", cut(f"[mem:{r[1]}] {day(r[6])} {r[2]}: {line}"), r[0]) for r, line in important),
+        *(line("Recent sessions", r, f"[mem:{r[1]}] {day(r[6])}: {r[5] or r[4]}") for r in summaries),
+        *(line("Recent errors", r, f"[mem:{r[1]}] {day(r[6])}: {summary(r[2], r[4], r[5])}")
+          for r in list(errors.values())[:ERRORS]),
+        *(line("Important", r, f"[mem:{r[1]}] {day(r[6])} {r[2]}: {text}") for text, r in important.items()),
     ]  # fmt: skip

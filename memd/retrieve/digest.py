@@ -16,11 +16,22 @@ from typing import Final
 
 from ..tokens import estimate_tokens
 
-__all__ = ["DETAIL_OVERHEAD", "LONG_FORM", "PREVIEW_CHARS", "SUMMARY_CHARS", "detail_tokens", "preview", "summary"]
+__all__ = [
+    "DETAIL_OVERHEAD",
+    "HEAD_CHARS",
+    "LONG_FORM",
+    "PREVIEW_CHARS",
+    "SUMMARY_CHARS",
+    "detail_tokens",
+    "preview",
+    "summary",
+]
 
 DETAIL_OVERHEAD: Final = 40
 """Tokens a rendered detail adds to its text: header, attribution, neighbours' ids."""
 SUMMARY_CHARS: Final = 100
+HEAD_CHARS: Final = 4000
+"""Characters of a text its summary looks at: the first sentence is near the start."""
 PREVIEW_CHARS: Final = 200
 LONG_FORM: Final = frozenset({"prompt", "assistant", "compact_summary", "subagent_stop", "session_summary"})
 """Kinds whose text says more than their title: the title only repeats its first line
@@ -74,7 +85,7 @@ def _fit(text: str, width: int) -> str:
 
 def summary(kind: str, title: str, text: str) -> str:
     """The one-line summary of a memory for the index layer."""
-    source = text if kind in LONG_FORM and text.strip() else title
+    source = (text if kind in LONG_FORM and text.strip() else title)[:HEAD_CHARS]
     line = ""
     for sentence in _SENTENCE_END.split(_without_code(source, language=False)):
         line = _flat(f"{line} {sentence}")
@@ -85,7 +96,7 @@ def summary(kind: str, title: str, text: str) -> str:
 
 def preview(kind: str, title: str, text: str) -> str:
     """One timeline line: the title, then as much of the text as fits, flattened."""
-    body = _flat(_without_code(text, language=True))
+    body = _flat(_without_code(text[:HEAD_CHARS], language=True))
     if kind in LONG_FORM and body:
         return _fit(body, PREVIEW_CHARS)
     line = f"{title} — {body}" if body and not body.startswith(_flat(title)) else _flat(title) or body
