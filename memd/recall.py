@@ -137,8 +137,8 @@ class Recall:
     async def details(self, request: Details) -> DetailsResult:
         found: dict[int, str] = {}
         missing = []
-        for ref in request.ids[:MAX_DETAILS]:
-            event_id = await self.store.readers.run(layers.resolve, ref)
+        refs = request.ids[:MAX_DETAILS]
+        for ref, event_id in zip(refs, await self.store.readers.run(layers.resolve_all, refs), strict=True):
             if event_id is None:
                 missing.append(ref)
             else:

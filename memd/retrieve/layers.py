@@ -16,7 +16,7 @@ from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
 from .digest import preview
 
-__all__ = ["MAX_WINDOW", "cites", "details", "resolve", "timeline"]
+__all__ = ["MAX_WINDOW", "cites", "details", "resolve", "resolve_all", "timeline"]
 
 MAX_WINDOW: Final = 50
 """Most events a timeline shows on either side of its target."""
@@ -40,6 +40,11 @@ def resolve(conn: sqlite3.Connection, ref: str) -> int | None:
         if row:
             return row[0]
     return None
+
+
+def resolve_all(conn: sqlite3.Connection, refs: Sequence[str]) -> list[int | None]:
+    """``resolve`` for each reference, in one call."""
+    return [resolve(conn, ref) for ref in refs]
 
 
 def cites(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, str]:
