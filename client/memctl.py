@@ -185,7 +185,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     with _client(args) as client:
         reply = client.call(request, Events)
     lines = [
-        f"{KINDS.get(e.kind, KINDS['event'])} #{e.id:<6} {_when(e.client_ts or e.received_at)}"
+        f"{KINDS.get(e.kind, KINDS['event'])} [{label(e.cite)}] {_when(e.client_ts or e.received_at)}"
         f" {IMPORTANCE.get(e.importance, ' ')} {(e.session_id or '-')[:8]}  {e.title}"
         for e in reply.events
     ]

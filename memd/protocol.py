@@ -342,6 +342,8 @@ class EventRow(msgspec.Struct, kw_only=True):
     size: int
     event: str = ""
     client_ts: float = 0.0
+    cite: str = ""
+    """The citation id, without ``mem:``."""
 
 
 class Events(Reply):

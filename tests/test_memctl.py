@@ -61,6 +61,8 @@ def test_history_and_search(daemon: Instance) -> None:
     history = json.loads(daemon.memctl("history", "--limit", "3", "--json").stdout)["events"]
     assert [e["id"] for e in history] == sorted(e["id"] for e in history)
     assert len(history) == 3
+    for line, event in zip(daemon.memctl("history", "--limit", "3").stdout.splitlines(), history, strict=True):
+        assert f"[mem:{event['cite']}]" in line  # an id to paste into show or timeline
     session = "8bbcceab-0b3e-4e24-98c9-ec146b1ca8c6"
     per_session = json.loads(daemon.memctl("history", "--session", session, "--limit", "100", "--json").stdout)
     assert per_session["events"] and {e["session_id"] for e in per_session["events"]} == {session}
@@ -71,12 +73,12 @@ def test_history_and_search(daemon: Instance) -> None:
     found = json.loads(daemon.memctl("search", "echo hello", "--all-projects", "--json").stdout)
     assert found["query"] == "echo hello" and found["scope"] is None and found["mode"] == "keyword"
     top = found["results"][0]
-    assert {"id", "kind", "title", "snippet", "score", "confidence", "lanes", "matched"} <= top.keys()
+    assert {"id", "cite", "kind", "title", "summary", "tokens", "snippet", "score", "confidence"} <= top.keys()
     assert "[echo] [hello]" in top["snippet"] and "keyword" in top["lanes"] and top["confidence"] > 0.8
     assert "tool" in {hit["kind"] for hit in found["results"]}
     assert "keyword search only: disabled in config" in found["notice"]
     shown = daemon.memctl("search", "echo hello", "--all-projects", "--lanes").stdout
-    assert "#" in shown and "why: keyword #" in shown
+    assert f"[mem:{top['cite']}]" in shown and "why: keyword #" in shown
     assert "no matches" in daemon.memctl("search", "zebra-unicorn", "--all-projects").stdout
 
 

@@ -53,8 +53,9 @@ async def history(
             args.append(value)
     rows = await conn.execute_fetchall(
         "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
-        " e.event, e.client_ts"
-        f" FROM events e LEFT JOIN projects p ON p.id = e.project_id {'WHERE ' + ' AND '.join(where) if where else ''}"
+        " e.event, e.client_ts, c.cite"
+        " FROM events e LEFT JOIN projects p ON p.id = e.project_id LEFT JOIN citations c ON c.event_id = e.id"
+        f" {'WHERE ' + ' AND '.join(where) if where else ''}"
         " ORDER BY e.id DESC LIMIT ?",
         [*args, max(0, limit)],
     )
@@ -71,6 +72,7 @@ async def history(
             size=r[8],
             event=r[9],
             client_ts=r[10],
+            cite=r[11] or "",
         )
         for r in reversed(rows)
     ]
