@@ -39,6 +39,7 @@ __all__ = [
     "day",
     "detail_text",
     "escape",
+    "expand_hint",
     "fit_detail",
     "hook_output",
     "index_line",
@@ -55,10 +56,16 @@ UNCLOSED_PRIVATE_NOTICE: Final = (
     "memd: a <private> tag in this prompt was never closed, so everything after it was treated as private "
     "and not stored. Close it with </private> next time if only part was private."
 )
-EXPAND_HINT: Final = (
-    "Expand a memory by its id: `memctl show mem:ID` (details), `memctl timeline mem:ID` (around it), "
-    "`memctl search QUERY` (more); MCP tools mem_details, mem_timeline, mem_search."
-)
+
+
+def expand_hint(memctl: str = "memctl") -> str:
+    """The line that tells an agent how to expand what a block cites (``memctl``: its path
+    when it is not on PATH)."""
+    where = f" (memctl is {memctl})" if memctl != "memctl" else ""
+    return (
+        "Expand a memory by its id: `memctl show mem:ID` (details), `memctl timeline mem:ID` (around it),"
+        f" `memctl search QUERY` (more){where}; with memd's MCP server: mem_details, mem_timeline, mem_search."
+    )
 
 
 def hook_output(event: str, *, context: str = "", system_message: str = "") -> str:
@@ -182,6 +189,7 @@ def memory_block(
     candidates: Iterable[Line],
     *,
     root: str = "",
+    hint: str = "",
     budget: int,
     max_chars: int = MAX_CONTEXT_CHARS,
 ) -> tuple[str, list[Line]]:
@@ -190,12 +198,14 @@ def memory_block(
     Candidates come in priority order and are taken while the whole block stays within
     ``budget`` tokens and ``max_chars`` characters; they are shown grouped by section,
     in the order of ``sections``.  Paths inside ``root`` are shown relative to it (the
-    block names it once).  No line fits → ``""``: an empty block says nothing.
+    block names it once).  ``hint`` (``expand_hint()`` by default) closes the block.
+    No line fits → ``""``: an empty block says nothing.
     """
+    hint = escape(hint or expand_hint())
     if root:
         candidates = (line._replace(text=line.text.replace(root.rstrip("/") + "/", "")) for line in candidates)
     attrs = "".join(f' {name}="{_attribute(value)}"' for name, value in attributes.items())
-    frame = f"<memory-context{attrs}>\n{escape(intro)}\n\n{escape(EXPAND_HINT)}\n</memory-context>"
+    frame = f"<memory-context{attrs}>\n{escape(intro)}\n\n{hint}\n</memory-context>"
     headers = {section: f"{escape(section)}:" for section in sections}
     used_tokens, used_chars = estimate_tokens(frame), len(frame)
     kept: list[Line] = []
@@ -214,18 +224,20 @@ def memory_block(
         used_chars += cost_chars
     # The running sums estimate; the rendered block decides (pieces do not add up exactly).
     while kept:
-        block = _render(attrs, intro, sections, headers, kept)
+        block = _render(attrs, intro, hint, sections, headers, kept)
         if estimate_tokens(block) <= budget and len(block) <= max_chars:
             return block, kept
         kept.pop()
     return "", []
 
 
-def _render(attrs: str, intro: str, sections: Sequence[str], headers: dict[str, str], kept: list[Line]) -> str:
+def _render(
+    attrs: str, intro: str, hint: str, sections: Sequence[str], headers: dict[str, str], kept: list[Line]
+) -> str:
     body: list[str] = []
     for section in sections:
         lines = [_item(line) for line in kept if line.section == section]
         if lines:
             body += [headers[section], *lines]
-    closing = ["", escape(EXPAND_HINT), "</memory-context>"]
+    closing = ["", hint, "</memory-context>"]
     return "\n".join([f"<memory-context{attrs}>", escape(intro), "", *body, *closing])

@@ -25,7 +25,11 @@ own command echoes and text that is memd's own are not searched; short prompts a
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import sqlite3
+import sys
 import time
 from typing import Final
 
@@ -38,6 +42,7 @@ from .context import (
     Line,
     day,
     detail_text,
+    expand_hint,
     fit_detail,
     index_line,
     memory_block,
@@ -113,6 +118,7 @@ class Recall:
         self.store = store
         self.retriever = retriever
         self.config = config
+        self.hint = expand_hint(memctl_command())
 
     async def _used(self, event_ids: list[int], session: str | None, how: str) -> None:
         if event_ids:
@@ -228,6 +234,7 @@ class Recall:
             ("Recent sessions", "Important", "Recent errors"),
             lines,
             root=root,
+            hint=self.hint,
             budget=self.config.context.session_start_budget,
         )
         if not block:
@@ -272,12 +279,22 @@ class Recall:
             ("Most relevant", "Maybe relevant"),
             lines,
             root=root,
+            hint=self.hint,
             budget=self.config.context.prompt_budget,
         )
         if not block:
             return ""
         await self._used([line.event_id for line in kept], event.session_id, "injected")
         return block
+
+
+def memctl_command() -> str:
+    """How an agent's shell can run this installation's memctl: by name when that is the one
+    on PATH, else by absolute path (a virtualenv's bin directory is rarely on PATH)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "memctl")
+    if not os.access(beside, os.X_OK) or shutil.which("memctl") == beside:
+        return "memctl"
+    return shlex.quote(beside)
 
 
 _NOT_QUESTIONS: Final = ("/", "<command-", "<local-command", "<memory-context", "memd:", "Caveat: The messages below")

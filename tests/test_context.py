@@ -7,7 +7,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.context import MAX_CONTEXT_CHARS, Line, detail_text, escape, fit_detail, hook_output, memory_block
+from memd.context import (
+    MAX_CONTEXT_CHARS,
+    Line,
+    detail_text,
+    escape,
+    expand_hint,
+    fit_detail,
+    hook_output,
+    memory_block,
+)
 from memd.protocol import Detail
 from memd.tokens import estimate_tokens
 
@@ -81,3 +90,9 @@ def test_hook_output_refuses_what_claude_code_would_cut() -> None:
         assert "10000" in str(exc)
     else:
         raise AssertionError("an oversized output was accepted")
+
+
+def test_the_hint_names_memctl_by_path_when_it_is_not_on_path() -> None:
+    assert "memctl is" not in expand_hint()
+    assert "`memctl show mem:ID`" in expand_hint("/opt/memd/bin/memctl")
+    assert "(memctl is /opt/memd/bin/memctl)" in expand_hint("/opt/memd/bin/memctl")

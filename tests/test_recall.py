@@ -17,7 +17,7 @@ import pytest
 from conftest import Instance
 
 from memd.cite import citation_id, parse
-from memd.context import MAX_OUTPUT
+from memd.context import MAX_OUTPUT, expand_hint
 from memd.protocol import (
     Details,
     DetailsResult,
@@ -32,6 +32,7 @@ from memd.protocol import (
     Verification,
     Verify,
 )
+from memd.recall import memctl_command
 from memd_client.rpc import DaemonError
 
 T0 = 1_793_527_200  # 2026-11-01 10:00 UTC
@@ -89,6 +90,7 @@ def corpus(inst: Instance, cwd: str) -> None:
     send(inst, "SessionEnd", later + 40, "sess-bbbb22", cwd, reason="prompt_input_exit")
 
 
+HINT = expand_hint(memctl_command())  # the daemon runs on this interpreter too
 ERROR = "Bash failed: pytest -x tests/test_login.py — Exit code 1"
 
 
@@ -247,8 +249,7 @@ Important:
 Recent errors:
 - [mem:{error}] 2026-11-01: Bash failed: pytest -x tests/test_login.py — Exit code 1
 
-Expand a memory by its id: `memctl show mem:ID` (details), `memctl timeline mem:ID` (around it), \
-`memctl search QUERY` (more); MCP tools mem_details, mem_timeline, mem_search.
+{hint}
 </memory-context>"""
 
 
@@ -261,6 +262,7 @@ def test_session_start_context_snapshot(utc: Instance) -> None:
         " WHERE e.kind = 'session_summary' ORDER BY e.session_id"
     )
     expected = SESSION_START.format(
+        hint=HINT,
         cwd=cwd,
         summary_a=summaries[0][0],
         summary_b=summaries[1][0],
@@ -298,8 +300,7 @@ Around it: previous mem:{fix}, next mem:{edit}
 Maybe relevant:
 - [mem:{summary}] session_summary · 2026-11-01 · {confidence} · ~{tokens} tok: Goal: Fix the flaky login test.
 
-Expand a memory by its id: `memctl show mem:ID` (details), `memctl timeline mem:ID` (around it), \
-`memctl search QUERY` (more); MCP tools mem_details, mem_timeline, mem_search.
+{hint}
 </memory-context>"""
 
 
@@ -312,6 +313,7 @@ def test_prompt_context_snapshot_and_no_repeats(utc: Instance) -> None:
     assert summary.session_id == "sess-aaaa11"
     context = hook(utc, "UserPromptSubmit", "sess-dddd44", cwd, prompt=prompt)
     assert context == PROMPT_CONTEXT.format(
+        hint=HINT,
         error=cites[ERROR],
         fix=cites["Prompt: Fix the flaky login test. The cookie expires early."],
         edit=cites[f"Edited {cwd}/src/auth.py (-1 +1 lines)"],
