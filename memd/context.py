@@ -50,7 +50,8 @@ __all__ = [
 MAX_OUTPUT: Final = 10_000
 """Characters of hook stdout Claude Code keeps."""
 MAX_CONTEXT_CHARS: Final = 8_000
-"""Characters an injected block may have: JSON escaping (quotes, newlines) adds some."""
+"""Characters an injected block may take in the hook's JSON output (escapes included): the
+rest of Claude Code's 10,000 is left for the wrapper and a notice to the user."""
 
 UNCLOSED_PRIVATE_NOTICE: Final = (
     "memd: a <private> tag in this prompt was never closed, so everything after it was treated as private "
@@ -225,10 +226,15 @@ def memory_block(
     # The running sums estimate; the rendered block decides (pieces do not add up exactly).
     while kept:
         block = _render(attrs, intro, hint, sections, headers, kept)
-        if estimate_tokens(block) <= budget and len(block) <= max_chars:
+        if estimate_tokens(block) <= budget and _json_chars(block) <= max_chars:
             return block, kept
         kept.pop()
     return "", []
+
+
+def _json_chars(text: str) -> int:
+    """Characters ``text`` takes in hook output: JSON escapes quotes, backslashes, controls."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
 
 
 def _render(

@@ -318,20 +318,20 @@ class Daemon:
         """The hook's stdout for Claude Code: context for the agent, a notice for the user.
 
         A failure here costs the agent its context for this event, never the event: it is
-        committed already, so it is logged and the hook gets no output.
+        committed already, so it is logged and the hook gets no context (a notice still goes out).
         """
+        if event.event not in CONTEXT_EVENTS:
+            return ""
         notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
-        context = ""
         try:
             if event.event == "SessionStart":
                 context = await self.recall.session_start(event)
-            elif event.event == "UserPromptSubmit":
+            else:
                 context = await self.recall.prompt(event)
+            return hook_output(event.event, context=context, system_message=notice)
         except Exception:
             log.exception("context_failed", hook_event=event.event)
-        if event.event not in CONTEXT_EVENTS:
-            return ""
-        return hook_output(event.event, context=context, system_message=notice)
+            return hook_output(event.event, system_message=notice)
 
     async def status(self) -> StatusReport:
         counts = await queries.counts(self.store.reader)

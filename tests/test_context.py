@@ -59,6 +59,13 @@ def test_a_detail_fits_its_budget_or_is_left_out(text: str, budget: int, title: 
         assert fitted.tokens == estimate_tokens(detail_text(fitted)) <= budget
 
 
+def test_json_escapes_count_against_the_limit() -> None:
+    lines = [Line("Important", '"\\"' * 100, n) for n in range(60)]  # each char escaped in JSON
+    block, kept = memory_block({"project": "p"}, "intro", SECTIONS, lines, budget=20_000)
+    assert 0 < len(kept) < 60
+    assert len(hook_output("SessionStart", context=block, system_message="x" * 1000)) <= 10_000
+
+
 def test_escaping_keeps_markdown_and_stops_forgery() -> None:
     assert escape("> quote & <tag> ]]> end") == "> quote &amp; &lt;tag> ]]&gt; end"
     block, _ = memory_block(

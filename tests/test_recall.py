@@ -401,3 +401,17 @@ def test_context_is_not_computed_for_replayed_events(instance: Instance) -> None
     instance.wait_for(lambda: not instance.spooled())
     assert instance.query("SELECT count(*) FROM citation_usage") == [(0,)]
     assert instance.query("SELECT count(*) FROM events WHERE session_id = 'late'") == [(1,)]
+
+
+def test_a_failing_context_costs_the_context_never_the_event(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/p"
+    daemon.remember("an older memory", cwd, session="old")
+    conn = sqlite3.connect(daemon.paths.database)
+    conn.execute("DROP TABLE citation_usage")  # every context now fails when it logs its use
+    conn.commit()
+    conn.close()
+    assert hook(daemon, "SessionStart", "new", cwd, source="startup") == ""
+    assert daemon.query("SELECT count(*) FROM events WHERE session_id = 'new'") == [(1,)]
+    assert daemon.spooled() == []
+    assert "context_failed" in daemon.stderr()
+    assert daemon.status().events == 2
