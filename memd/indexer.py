@@ -15,7 +15,12 @@ outbox, to be embedded once a daemon with a working model runs.
 fastembed, ONNX Runtime and usearch are imported in the loading thread, not at
 daemon start (they take ~0.5-1 s): the socket is up before any of it.
 
-The index is saved every ``SAVE_INTERVAL`` seconds when it changed, and at shutdown.
+**Saving the index** stalls the whole daemon: usearch serializes while holding the GIL
+(~100 ms per 150k vectors here, ~350 ms at 100k events on a busy machine), so no hook is
+answered meanwhile.  The file is only a cache of the vectors in SQLite (a stale one is
+caught up at start, without re-embedding), so it is saved when it costs nobody: after
+``SAVE_IDLE`` seconds without an event or a search, at most every ``SAVE_INTERVAL``; at
+the latest after ``SAVE_AT_MOST`` seconds of constant activity; and at shutdown.
 """
 
 from __future__ import annotations
@@ -42,7 +47,10 @@ __all__ = ["Indexer"]
 
 log = structlog.get_logger("memd.indexer")
 
-SAVE_INTERVAL = 30.0
+SAVE_INTERVAL = 60.0
+SAVE_IDLE = 20.0
+SAVE_AT_MOST = 1800.0
+SAVE_CHECK = 5.0
 SWEEP_INTERVAL = 60.0
 IDLE_POLL = 1.0
 """Seconds between outbox polls when no ingest woke the indexer (retries become due)."""
@@ -87,6 +95,8 @@ class Indexer:
         self.embedded = 0
         self.failed = 0
         self._wake = anyio.Event()
+        self._active_at = time.monotonic()
+        """When the last event or search came: the index is saved in quiet moments."""
         self._index_lock = anyio.Lock()
         self._embed_thread = anyio.CapacityLimiter(1)
         self._query_thread = anyio.CapacityLimiter(2)
@@ -101,6 +111,7 @@ class Indexer:
 
     def notify(self) -> None:
         """New events are in the outbox: look now rather than at the next poll."""
+        self._active_at = time.monotonic()
         self._wake.set()
 
     # --- the task -------------------------------------------------------------------
@@ -256,9 +267,14 @@ class Indexer:
             self.index.add([key for key, _ in added], np.stack([vector for _, vector in added]))
 
     async def _save_loop(self) -> None:
+        saved_at = time.monotonic()
         while True:
-            await anyio.sleep(SAVE_INTERVAL)
-            await self.save()
+            await anyio.sleep(SAVE_CHECK)
+            now = time.monotonic()
+            idle = now - self._active_at >= SAVE_IDLE and now - saved_at >= SAVE_INTERVAL
+            if idle or now - saved_at >= SAVE_AT_MOST:
+                await self.save()
+                saved_at = now
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -286,6 +302,7 @@ class Indexer:
         """(key, cosine similarity) of the stored vectors nearest ``query``; None while not ready."""
         if not self.ready or self.embedder is None or self.index is None:
             return None
+        self._active_at = time.monotonic()
         embedder, index = self.embedder, self.index
 
         def search() -> list[tuple[int, float]]:

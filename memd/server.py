@@ -307,11 +307,12 @@ class Daemon:
             duplicate=committed.duplicate,
             **{k: v for k, v in event.redactions.items() if v},
         )
-        if self.indexer is not None and not committed.duplicate:
-            self.indexer.notify()
         stdout = ""
         if live and not committed.duplicate:  # a hook that fired twice gets its context once
             stdout = await self._context(event)
+        if self.indexer is not None and not committed.duplicate:
+            # After the context: embedding the new event would compete with the query's embedding.
+            self.indexer.notify()
         return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)
 
     async def _context(self, event: NewEvent) -> str:

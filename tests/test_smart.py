@@ -55,3 +55,26 @@ def test_preview_flattens_and_labels_code() -> None:
         "Bash failed: pytest — Exit code 1 [python code] FAILED test_x"
     )
     assert len(preview("assistant", "Assistant: x", "long " * 100)) <= PREVIEW_CHARS
+
+
+@pytest.mark.parametrize(
+    ("kind", "title", "text", "files"),
+    [
+        ("prompt", "Prompt: fix it", "Fix the flaky login test in tests/test_login.py.\nThe cookie expires.", []),
+        ("tool", "Edited /p/src/auth.py (-1 +1 lines)", "ttl = 60\n---\nttl = 3600", ["/p/src/auth.py"]),
+        ("tool_error", "Bash failed: pytest", "pytest -x\nExit code 1\n" + "FAILED test_x - boom\n" * 30, []),
+        ("session_summary", "Session summary: Goal", "Goal: ship it · Edited 3 files", ["/p/a.py", "/p/b.py"]),
+    ],
+)
+def test_the_index_says_what_details_will_cost(kind: str, title: str, text: str, files: list[str]) -> None:
+    from memd.context import detail_text
+    from memd.protocol import Detail
+    from memd.retrieve.digest import detail_tokens
+    from memd.tokens import estimate_tokens
+
+    detail = Detail(
+        id=7, cite="Ab3xY9", kind=kind, tool="Bash", title=title, text=text, session_id="8bbcceab", project="/p",
+        client_ts=0.0, importance=2, files=files, previous="Zz9Zz9", next="Yy8Yy8",
+    )  # fmt: skip
+    real = estimate_tokens(detail_text(detail))
+    assert 0.85 * real <= detail_tokens(kind, title, text, "/p", files) <= 1.15 * real

@@ -24,7 +24,7 @@ from ..indexer import Indexer
 from ..protocol import Hit, Search, SearchResults
 from ..store import Readers
 from . import lanes, layers
-from .digest import detail_tokens, summary
+from .digest import detail_tokens, files_of, parse_meta, summary
 from .lanes import Filters
 from .query import Query, compile_query
 from .rank import Matcher, confidence, fuse, penalty, score, snippet
@@ -195,7 +195,7 @@ def _rank(
             matched=list(evidence.matched),
             similarity=sim,
             summary=summary(doc.kind, doc.title, doc.text),
-            tokens=detail_tokens(doc.kind, doc.title, doc.text),
+            tokens=detail_tokens(doc.kind, doc.title, doc.text, doc.project, files_of(parse_meta(doc.meta))),
         )
         for rank, doc, evidence, sure, sim in scored[:limit]
     ]

@@ -11,8 +11,9 @@ cut in the middle, because a path is usually what the reader is looking for.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Final
+from typing import Any, Final
 
 from ..tokens import estimate_tokens
 
@@ -23,12 +24,15 @@ __all__ = [
     "PREVIEW_CHARS",
     "SUMMARY_CHARS",
     "detail_tokens",
+    "files_of",
+    "parse_meta",
     "preview",
     "summary",
 ]
 
-DETAIL_OVERHEAD: Final = 40
-"""Tokens a rendered detail adds to its text: header, attribution, neighbours' ids."""
+DETAIL_OVERHEAD: Final = 62
+"""Tokens a rendered detail adds to its parts: header, attribution, neighbours' ids."""
+MAX_FILES: Final = 20
 SUMMARY_CHARS: Final = 100
 HEAD_CHARS: Final = 4000
 """Characters of a text its summary looks at: the first sentence is near the start."""
@@ -103,7 +107,38 @@ def preview(kind: str, title: str, text: str) -> str:
     return _fit(line, PREVIEW_CHARS)
 
 
-def detail_tokens(kind: str, title: str, text: str) -> int:
-    """Estimated tokens of a memory's rendered details (``context.detail_text``)."""
-    shown = estimate_tokens(text or title) + (0 if kind in LONG_FORM else estimate_tokens(title))
+def parse_meta(meta: str) -> dict[str, Any]:
+    """An event's stored ``meta`` JSON as a dict (``{}`` if it is anything else)."""
+    try:
+        value = json.loads(meta)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def strings(value: object) -> list[str]:
+    """The non-empty strings of a JSON list (or of a JSON object's keys)."""
+    if isinstance(value, dict):
+        value = list(value)
+    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
+
+
+def files_of(meta: dict[str, Any]) -> list[str]:
+    """The files an event is about, from its ``meta`` (at most MAX_FILES)."""
+    return (strings(meta.get("files")) or strings(meta.get("files_edited")) or strings(meta.get("matched_files")))[
+        :MAX_FILES
+    ]
+
+
+def detail_tokens(kind: str, title: str, text: str, project: str | None, files: list[str]) -> int:
+    """Estimated tokens of a memory's rendered details (``context.detail_text``), without
+    rendering them: what the index tells an agent expanding a hit will cost."""
+    body = text or title
+    shown = estimate_tokens(body) + body.count("\n") + 1  # each quoted line starts with "> "
+    if kind not in LONG_FORM:
+        shown += estimate_tokens(title) + 8
+    if project:
+        shown += estimate_tokens(project) + 1
+    if files:
+        shown += estimate_tokens(", ".join(files)) + 2
     return shown + DETAIL_OVERHEAD

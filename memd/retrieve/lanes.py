@@ -248,14 +248,15 @@ class Doc(msgspec.Struct, frozen=True, kw_only=True):
     received_at: float
     session_id: str | None
     project: str | None
+    meta: str = "{}"
 
 
 def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT e.id, e.kind, e.tool, e.title, e.text, e.importance, e.client_ts, e.received_at, e.session_id, p.root"
-        f" FROM events e LEFT JOIN projects p ON p.id = e.project_id WHERE e.id IN ({','.join('?' * len(ids))})",
+        "SELECT e.id, e.kind, e.tool, e.title, e.text, e.importance, e.client_ts, e.received_at, e.session_id, p.root,"
+        f" e.meta FROM events e LEFT JOIN projects p ON p.id = e.project_id WHERE e.id IN ({','.join('?' * len(ids))})",
         list(ids),
     ).fetchall()
     fields = Doc.__struct_fields__

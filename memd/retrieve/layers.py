@@ -7,14 +7,13 @@ Every function here takes a plain ``sqlite3`` connection and runs in a reader th
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
 from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
-from .digest import preview
+from .digest import files_of, parse_meta, preview, strings
 
 __all__ = ["MAX_WINDOW", "cites", "details", "resolve", "resolve_all", "timeline"]
 
@@ -89,12 +88,6 @@ def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -
     return TimelineResult(target=target, session_id=session, entries=entries)
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, dict):
-        value = list(value)
-    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
-
-
 def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Detail]:
     """The full details of events (as stored: privacy filtering happened before), by id,
     with the citation ids of their neighbours in the session."""
@@ -104,12 +97,7 @@ def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Det
     found = {}
     for row in conn.execute(_EVENT + f" WHERE e.id IN ({marks})", list(event_ids)):
         event_id, cite, kind, tool, title, text, session, root, ts, importance, meta_json = row
-        try:
-            meta = json.loads(meta_json)
-        except ValueError:
-            meta = {}
-        meta = meta if isinstance(meta, dict) else {}
-        files = _strings(meta.get("files")) or _strings(meta.get("files_edited")) or _strings(meta.get("matched_files"))
+        meta = parse_meta(meta_json)
         found[event_id] = Detail(
             id=event_id,
             cite=cite or "",
@@ -121,8 +109,8 @@ def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Det
             project=root,
             client_ts=ts,
             importance=importance,
-            files=files[:20],
-            tools=[tool] if tool else _strings(meta.get("tools"))[:10],
+            files=files_of(meta),
+            tools=[tool] if tool else strings(meta.get("tools"))[:10],
             previous=_neighbour(conn, session, event_id, "<", "DESC"),
             next=_neighbour(conn, session, event_id, ">", "ASC"),
         )
