@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent / "golden" / "capture.json"
 def stored(inst: Instance, after_id: int) -> list[dict]:
     rows = inst.query(
         "SELECT event, kind, tool, title, importance, meta FROM events"
-        " WHERE id > ? AND kind != 'session_summary' ORDER BY id",
+        " WHERE id > ? AND kind NOT IN ('session_summary', 'snapshot') ORDER BY id",
         after_id,
     )
     return [

@@ -18,7 +18,9 @@ def send(inst: Instance, event: str, raw: bytes) -> None:
 
 
 def stored(inst: Instance) -> list[tuple[str, str, str]]:
-    return inst.query("SELECT kind, title, payload FROM events WHERE kind != 'session_summary' ORDER BY id")
+    return inst.query(
+        "SELECT kind, title, payload FROM events WHERE kind NOT IN ('session_summary', 'snapshot') ORDER BY id"
+    )
 
 
 @pytest.mark.parametrize(

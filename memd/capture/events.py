@@ -22,7 +22,7 @@ from .tasks import TASK_TOOLS, task_view
 from .text import first_line, join, shorten, string
 from .tools import FILE_TOOLS, HIGH, LOW, MEDIUM, Limits, is_trivial_command, view
 
-__all__ = ["KINDS", "Normalized", "Skipped", "normalize"]
+__all__ = ["DERIVED_KINDS", "KINDS", "LOGGED", "Normalized", "Skipped", "normalize"]
 
 KINDS = {
     "session_start": "▶",
@@ -40,9 +40,15 @@ KINDS = {
     "notification": "🔔",
     "instructions": "📄",
     "session_summary": "📝",
+    "snapshot": "📌",
     "event": "•",
 }
 """Every kind an event can have, with the icon `memctl history` shows for it."""
+DERIVED_KINDS = ("session_summary", "snapshot")
+"""Kinds of the events memd derives from a session's log: one per session, replaced in place
+(the one exception to the append-only trigger); counts and timelines leave them out."""
+LOGGED = f"kind NOT IN {DERIVED_KINDS!r}"
+"""SQL: an event of the log itself, not a derived one (prefix a table alias when needed)."""
 
 SELF_PREFIX = "mcp__memd__"
 

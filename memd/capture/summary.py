@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from .text import plural, shorten
 
-__all__ = ["SessionSummary", "SummaryRow", "summarize"]
+__all__ = ["EDIT_TOOLS", "SessionSummary", "SummaryRow", "program", "summarize"]
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _TWO_WORD = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "pip", "docker", "make", "poetry", "kubectl"})
@@ -48,7 +48,8 @@ def _goal(rows: list[SummaryRow]) -> str:
     return ""
 
 
-def _program(command: str) -> str:
+def program(command: str) -> str:
+    """The program a shell command runs (`git commit` for two-word tools), without env assignments."""
     words = [w for w in command.split() if "=" not in w or w.startswith("-")]
     if not words:
         return ""
@@ -81,9 +82,9 @@ def summarize(rows: list[SummaryRow]) -> SessionSummary:
         if row.kind == "tool" and row.tool in EDIT_TOOLS:
             edited.update(f for f in row.meta.get("files", []) if isinstance(f, str) and f)
         if row.kind in ("tool", "tool_error") and row.tool == "Bash":
-            program = _program(str(row.meta.get("command", "")))
-            if program:
-                commands.setdefault(program)
+            name = program(str(row.meta.get("command", "")))
+            if name:
+                commands.setdefault(name)
         if row.kind == "tool_error":
             errors.append(shorten(row.title.split(" failed: ", 1)[-1], 80))
     goal = _goal(rows)

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ..capture.events import LOGGED
 from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
 from .digest import files_of, parse_meta, preview, strings
@@ -70,8 +71,8 @@ def _entry(row: tuple[Any, ...], target: bool = False) -> Entry:
 def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -> TimelineResult | None:
     """The target and up to ``before``/``after`` events of its session around it, oldest first.
 
-    Session summaries are left out around a target: they sit at their session's first
-    position but describe all of it.
+    Derived events (summary, snapshot) are left out around a target: they sit at their
+    session's first position but describe all of it.
     """
     row = conn.execute(_EVENT + " WHERE e.id = ?", (event_id,)).fetchone()
     if row is None:
@@ -81,7 +82,7 @@ def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -
     if session is None:
         return TimelineResult(target=target, session_id=None, entries=[target])
     before, after = max(0, min(MAX_WINDOW, before)), max(0, min(MAX_WINDOW, after))
-    neighbours = " WHERE e.session_id = ? AND e.kind != 'session_summary' AND e.id {} ? ORDER BY e.id {} LIMIT ?"
+    neighbours = f" WHERE e.session_id = ? AND e.{LOGGED} AND e.id {{}} ? ORDER BY e.id {{}} LIMIT ?"
     earlier = conn.execute(_EVENT + neighbours.format("<", "DESC"), (session, event_id, before)).fetchall()
     later = conn.execute(_EVENT + neighbours.format(">", "ASC"), (session, event_id, after)).fetchall()
     entries = [_entry(r) for r in reversed(earlier)] + [target] + [_entry(r) for r in later]
@@ -122,7 +123,7 @@ def _neighbour(conn: sqlite3.Connection, session: str | None, event_id: int, op:
         return None
     row = conn.execute(
         "SELECT c.cite FROM events e JOIN citations c ON c.event_id = e.id"
-        f" WHERE e.session_id = ? AND e.kind != 'session_summary' AND e.id {op} ? ORDER BY e.id {order} LIMIT 1",
+        f" WHERE e.session_id = ? AND e.{LOGGED} AND e.id {op} ? ORDER BY e.id {order} LIMIT 1",
         (session, event_id),
     ).fetchone()
     return row[0] if row else None

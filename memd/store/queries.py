@@ -6,6 +6,7 @@ import os
 
 import aiosqlite
 
+from ..capture.events import LOGGED
 from ..protocol import EventRow
 
 __all__ = ["counts", "db_bytes", "history", "redaction_totals"]
@@ -14,7 +15,7 @@ __all__ = ["counts", "db_bytes", "history", "redaction_totals"]
 async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
     row = await (
         await conn.execute(
-            "SELECT (SELECT count(*) FROM events WHERE kind != 'session_summary'), (SELECT count(*) FROM sessions),"
+            f"SELECT (SELECT count(*) FROM events WHERE {LOGGED}), (SELECT count(*) FROM sessions),"
             " (SELECT count(*) FROM projects), (SELECT count(*) FROM rejections)"
         )
     ).fetchone()

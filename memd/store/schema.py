@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..cite import citation_id
+from ..continuity import tasks
 
 __all__ = [
     "CITATION_ATTEMPTS",
@@ -59,6 +61,8 @@ class Migration(NamedTuple):
     version: int
     name: str
     sql: str
+    then: Callable[[sqlite3.Connection], object] | None = None
+    """Python run after ``sql`` in the same transaction: derived data only code can compute."""
 
 
 MIGRATIONS: Final = (
@@ -301,6 +305,56 @@ MIGRATIONS: Final = (
         END;
         """,
     ),
+    Migration(
+        5,
+        "continuity: tasks and their history, snapshots as derived events, settings",
+        """
+        -- A snapshot is derived, like a session summary: one per session, replaced in place.
+        DROP TRIGGER events_append_only;
+        CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+        WHEN old.kind NOT IN ('session_summary', 'snapshot')
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END;
+
+        -- Derived from the task-state events (memd.continuity.tasks), in the transaction
+        -- that stores each one; `rebuild` replays them.
+        CREATE TABLE tasks (
+            id          INTEGER PRIMARY KEY,
+            project_id  INTEGER,
+            key         TEXT NOT NULL,
+            content     TEXT NOT NULL,
+            active_form TEXT NOT NULL DEFAULT '',
+            status      TEXT NOT NULL,
+            session_id  TEXT,
+            external_id TEXT,
+            created_at  REAL NOT NULL,
+            updated_at  REAL NOT NULL,
+            event_id    INTEGER NOT NULL
+        );
+        CREATE INDEX tasks_by_project ON tasks(project_id, status, updated_at);
+        CREATE INDEX tasks_by_key ON tasks(project_id, key);
+        CREATE INDEX tasks_by_session ON tasks(session_id, external_id);
+        CREATE TABLE task_history (
+            id          INTEGER PRIMARY KEY,
+            task_id     INTEGER NOT NULL,
+            event_id    INTEGER NOT NULL,
+            session_id  TEXT,
+            at          REAL NOT NULL,
+            previous    TEXT,
+            status      TEXT NOT NULL,
+            change      TEXT NOT NULL
+        );
+        CREATE INDEX task_history_by_task ON task_history(task_id, id);
+
+        -- Settings changed at run time (memctl endless on|off), as opposed to config.toml.
+        CREATE TABLE settings (
+            key         TEXT PRIMARY KEY,
+            value       TEXT NOT NULL
+        );
+        """,
+        then=tasks.rebuild,
+    ),
 )
 
 
@@ -323,12 +377,15 @@ def migrate(conn: sqlite3.Connection) -> list[Migration]:
     todo = pending(conn)
     for migration in todo:
         try:
-            conn.executescript(
-                f"BEGIN IMMEDIATE;\n{migration.sql}\n"
-                "INSERT INTO schema_migrations (version, name, applied_at)"
-                f" VALUES ({migration.version}, '{migration.name}', {time.time()});\nCOMMIT;"
+            conn.executescript(f"BEGIN IMMEDIATE;\n{migration.sql}")  # the transaction stays open
+            if migration.then is not None:
+                migration.then(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
             )
-        except sqlite3.Error:
+            conn.execute("COMMIT")
+        except BaseException:
             if conn.in_transaction:
                 conn.rollback()
             raise

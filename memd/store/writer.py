@@ -35,12 +35,16 @@ from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
 import anyio
+import msgspec
 import structlog
 
 from ..capture import NewEvent
+from ..capture.events import LOGGED
 from ..capture.summary import SummaryRow, summarize
 from ..capture.text import has_cjk
 from ..cite import citation_id
+from ..continuity import tasks
+from ..continuity.snapshot import plain, session_rows, take
 from .schema import CITATION_ATTEMPTS
 
 __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
@@ -48,8 +52,10 @@ __all__ = ["Committed", "StoreError", "Writer", "write_batch"]
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
 
-SUMMARY_EVENTS = frozenset({"Stop", "SessionEnd"})
-"""Hook events after which the session's summary is recomputed."""
+SUMMARY_EVENTS = frozenset({"PreCompact", "Stop", "SessionEnd"})
+"""Hook events after which the session's summary and snapshot are recomputed."""
+ALWAYS = frozenset({"PreCompact", "SessionEnd"})
+"""Of those, the ones that refresh them every time (a Stop at most every SUMMARY_INTERVAL)."""
 SUMMARY_INTERVAL = 15.0
 """Seconds between two Stop-triggered summaries of one session (SessionEnd always
 refreshes): a summary reads the whole session, ~10 ms per 1,000 events."""
@@ -115,7 +121,7 @@ _SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
 
 def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -> Committed:
     row = conn.execute(
-        _INSERT_EVENT + " ON CONFLICT(idem_key) DO NOTHING RETURNING id",
+        _INSERT_EVENT + " ON CONFLICT(idem_key) DO NOTHING RETURNING id, project_id",
         (
             event.idem_key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
             event.title, event.text, event.meta, event.payload, event.importance, event.client_ts,
@@ -126,6 +132,8 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
         return Committed(existing, duplicate=True)
     assign_citation(conn, row[0])
+    if event.kind == "task_state":
+        tasks.apply(conn, row[0], row[1], event.session_id, json.loads(event.meta), event.client_ts)
     if event.session_id:
         conn.execute(
             "INSERT INTO sessions (id, project_id, first_seen, last_seen, events, cwd) VALUES (?, ?, ?, ?, 1, ?)"
@@ -167,7 +175,7 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
         SummaryRow(kind, tool, title, json.loads(meta), ts)
         for kind, tool, title, meta, ts in conn.execute(
             "SELECT kind, tool, title, meta, client_ts FROM events"
-            " WHERE session_id = ? AND kind != 'session_summary' ORDER BY client_ts, id",
+            f" WHERE session_id = ? AND {LOGGED} ORDER BY client_ts, id",
             (session_id,),
         )
     ]
@@ -175,15 +183,38 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
         return
     summary = summarize(rows)
     conn.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary.line, session_id))
-    meta = json.dumps(summary.meta)
+    title = f"Session summary: {summary.line}"[:300]
+    _derived(conn, session_id, project_id, "session_summary", title, summary.line, summary.meta, 2, rows[-1].ts, now)
+
+
+def refresh_snapshot(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
+    """Take the session's working state (``continuity.snapshot``) and store it as a derived event."""
+    rows = session_rows(conn, session_id)
+    if not rows:
+        return
+    if project_id is None:
+        project_id = conn.execute("SELECT project_id FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+    snapshot = take(rows, tasks.open_tasks(conn, project_id), session_id, now)
+    if snapshot.empty:
+        return
+    title = "Snapshot: " + (snapshot.goal[0].text if snapshot.goal else f"session {session_id[:8]}")
+    meta = msgspec.to_builtins(snapshot)
+    _derived(conn, session_id, project_id, "snapshot", title[:300], plain(snapshot), meta, 1, rows[-1].ts, now)
+
+
+def _derived(
+    conn: sqlite3.Connection, session_id: str, project_id: int | None, kind: str, title: str, text: str,
+    meta: dict, importance: int, ts: float, now: float,
+) -> None:  # fmt: skip
+    """Store (or replace in place) a session's derived event of ``kind``: one per session."""
+    encoded = json.dumps(meta, ensure_ascii=False)
     (event_id,) = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
-        " cjk = excluded.cjk,"
-        " meta = excluded.meta, client_ts = excluded.client_ts, received_at = excluded.received_at RETURNING id",
+        " cjk = excluded.cjk, meta = excluded.meta, client_ts = excluded.client_ts,"
+        " received_at = excluded.received_at, size = excluded.size RETURNING id",
         (
-            f"session_summary:{session_id}", "memd", session_id, project_id, session_id, "session_summary", None,
-            f"Session summary: {summary.line}"[:300], summary.line, meta, meta, 2, rows[-1].ts, now, len(meta), False,
-            has_cjk(summary.line),
+            f"{kind}:{session_id}", "memd", session_id, project_id, session_id, kind, None, title, text, encoded,
+            encoded, importance, ts, now, len(encoded), False, has_cjk(title) or has_cjk(text),
         ),
     ).fetchone()  # fmt: skip
     assign_citation(conn, event_id)
@@ -219,6 +250,7 @@ def write_batch(
                 summaries[event.session_id] = project_id
         for session_id, project_id in summaries.items():
             refresh_summary(conn, session_id, project_id, now)
+            refresh_snapshot(conn, session_id, project_id, now)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
@@ -336,7 +368,7 @@ class Writer:
             if not event.session_id or event.event not in SUMMARY_EVENTS:
                 continue
             last = self._summarized.get(event.session_id)
-            if event.event == "SessionEnd" or last is None or now - last >= SUMMARY_INTERVAL:
+            if event.event in ALWAYS or last is None or now - last >= SUMMARY_INTERVAL:
                 due.add(event.session_id)
                 self._summarized[event.session_id] = now
         if len(self._summarized) > 10_000:  # forget sessions long over
