@@ -27,15 +27,18 @@ from datetime import datetime
 from typing import Final, NamedTuple
 
 from .cite import Quoted, label, render_quotes
+from .continuity.snapshot import Snapshot
 from .protocol import Detail, Entry, Hit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = [
+    "CONTINUATION_SECTIONS",
     "MAX_CONTEXT_CHARS",
     "MAX_OUTPUT",
     "UNCLOSED_PRIVATE_NOTICE",
     "Line",
+    "continuation_lines",
     "day",
     "detail_text",
     "escape",
@@ -247,3 +250,37 @@ def _render(
             body += [headers[section], *lines]
     closing = ["", hint, "</memory-context>"]
     return "\n".join([f"<memory-context{attrs}>", escape(intro), "", *body, *closing])
+
+
+# --- continuation (endless mode) -------------------------------------------------------------
+
+CONTINUATION_SECTIONS: Final = (
+    "Goal",
+    "Open tasks",
+    "Open errors",
+    "Files in play",
+    "Decisions",
+    "Last reply",
+    "Compaction summary",
+    "Since then, in other sessions",
+)
+COMPACT_SUMMARY_TOKENS: Final = 600
+"""Most of a compaction summary a continuation quotes: Claude Code's own summary is long."""
+
+
+def continuation_lines(snapshot: Snapshot, since: Iterable[Line] = ()) -> list[Line]:
+    """A snapshot's items as block lines, in the priority a tight budget keeps them."""
+    lines = [Line("Goal", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.goal]
+    lines += [Line("Open tasks", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.tasks]
+    lines += [Line("Open errors", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.errors]
+    lines += [
+        Line("Files in play", f"[mem:{f.cite}] {f.path} ({f.edits} edits, {f.reads} reads)", f.id)
+        for f in snapshot.files
+    ]
+    lines += [Line("Decisions", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.decisions]
+    if reply := snapshot.last_reply:
+        lines.append(Line("Last reply", f"[mem:{reply.cite}] {reply.text}", reply.id))
+    if summary := snapshot.compact_summary:
+        text = truncate_to_tokens(summary.text.strip(), COMPACT_SUMMARY_TOKENS)
+        lines.append(Line("Compaction summary", f"[mem:{summary.cite}]\n{text}", summary.id, bullet=False))
+    return [*lines, *since]

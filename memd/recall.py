@@ -60,8 +60,9 @@ from .protocol import (
     Verification,
     Verify,
 )
-from .retrieve import Retriever, layers
+from .retrieve import layers
 from .retrieve.digest import HEAD_CHARS, summary
+from .retrieve.engine import Retriever
 from .retrieve.lanes import Filters
 from .retrieve.query import compile_query
 from .retrieve.smart import choose

@@ -76,7 +76,7 @@ from .protocol import (
     encode_frame,
 )
 from .recall import NotFound, Recall
-from .retrieve import Retriever
+from .retrieve.engine import Retriever
 from .store import Store, StoreError, open_store, outbox, queries
 from .store.schema import rebuild_keyword_indexes
 

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
-__all__ = ["clip", "clip_strings", "first_line", "has_cjk", "join", "line_count", "plural", "shorten", "string"]
+__all__ = [
+    "clip",
+    "clip_strings",
+    "first_line",
+    "has_cjk",
+    "join",
+    "line_count",
+    "parse_meta",
+    "plural",
+    "shorten",
+    "string",
+    "strings",
+]
 
 _CJK: Final = re.compile(
     "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
@@ -86,3 +99,19 @@ def clip_strings(value: Any, max_chars: int, max_lines: int) -> Any:
 def join(*parts: str) -> str:
     """The non-empty parts, one per line."""
     return "\n".join(p for p in parts if p)
+
+
+def parse_meta(meta: str) -> dict[str, Any]:
+    """An event's stored ``meta`` JSON as a dict (``{}`` if it is anything else)."""
+    try:
+        value = json.loads(meta)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def strings(value: object) -> list[str]:
+    """The non-empty strings of a JSON list (or of a JSON object's keys)."""
+    if isinstance(value, dict):
+        value = list(value)
+    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []

@@ -25,12 +25,15 @@ import msgspec
 
 from ..capture.events import LOGGED
 from ..capture.summary import EDIT_TOOLS, program
-from ..retrieve.digest import HEAD_CHARS, parse_meta
+from ..capture.text import parse_meta, strings
 from .extract import aspects, decisions, is_substantive
 from .tasks import OpenTask
 
 __all__ = ["FileInPlay", "Item", "Row", "Snapshot", "plain", "session_rows", "take"]
 
+TEXT_HEAD: Final = 4000
+"""Characters of each text a snapshot reads: items are a sentence or two, compaction summaries
+are quoted in part."""
 WINDOW: Final = 2000
 """The latest events of a session a snapshot reads: a working state is recent by nature."""
 GOALS: Final = 3
@@ -48,7 +51,7 @@ class Row(NamedTuple):
     tool: str | None
     title: str
     text: str
-    """The head of the text (``HEAD_CHARS``)."""
+    """The head of the text (``TEXT_HEAD``)."""
     meta: dict[str, Any]
     ts: float
 
@@ -56,6 +59,8 @@ class Row(NamedTuple):
 class Item(msgspec.Struct, kw_only=True):
     text: str
     cite: str
+    id: int = 0
+    """The event it comes from."""
     ts: float = 0.0
 
 
@@ -64,6 +69,7 @@ class FileInPlay(msgspec.Struct, kw_only=True):
     edits: int = 0
     reads: int = 0
     cite: str = ""
+    id: int = 0
     ts: float = 0.0
 
 
@@ -93,13 +99,9 @@ def _flat(text: str, limit: int = ITEM_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _strings(value: object) -> list[str]:
-    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
-
-
 def _error_keys(row: Row) -> set[str]:
     """What a failure is about, so that a later success of the same thing closes it."""
-    keys = {f"file:{path}" for path in _strings(row.meta.get("files"))}
+    keys = {f"file:{path}" for path in strings(row.meta.get("files"))}
     command = row.meta.get("command")
     if isinstance(command, str) and command.strip():
         keys.add(f"command:{program(command)}")
@@ -117,13 +119,13 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
         if row.kind == "prompt":
             prompt = row.text or row.title.removeprefix("Prompt: ")
             if is_substantive(prompt):
-                goal.append(Item(text=_flat(prompt), cite=row.cite, ts=row.ts))
-            said += [Item(text=_flat(s), cite=row.cite, ts=row.ts) for s in decisions(prompt)]
+                goal.append(Item(text=_flat(prompt), cite=row.cite, id=row.id, ts=row.ts))
+            said += [Item(text=_flat(s), cite=row.cite, id=row.id, ts=row.ts) for s in decisions(prompt)]
         elif row.kind == "assistant":
-            last_reply = Item(text=_flat(row.text or row.title, 500), cite=row.cite, ts=row.ts)
-            said += [Item(text=_flat(s), cite=row.cite, ts=row.ts) for s in decisions(row.text)]
+            last_reply = Item(text=_flat(row.text or row.title, 500), cite=row.cite, id=row.id, ts=row.ts)
+            said += [Item(text=_flat(s), cite=row.cite, id=row.id, ts=row.ts) for s in decisions(row.text)]
         elif row.kind == "compact_summary":
-            compact = Item(text=row.text, cite=row.cite, ts=row.ts)
+            compact = Item(text=row.text, cite=row.cite, id=row.id, ts=row.ts)
         elif row.kind == "tool_error":
             for key in _error_keys(row):
                 errors[key] = row
@@ -131,14 +133,16 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
             for key in _error_keys(row):
                 errors.pop(key, None)
             if row.tool in EDIT_TOOLS or row.tool in READ_TOOLS:
-                for path in _strings(row.meta.get("files")):
+                for path in strings(row.meta.get("files")):
                     seen = files.setdefault(path, FileInPlay(path=path))
                     seen.edits += row.tool in EDIT_TOOLS
                     seen.reads += row.tool in READ_TOOLS
-                    seen.cite, seen.ts = row.cite, row.ts
+                    seen.cite, seen.id, seen.ts = row.cite, row.id, row.ts
     open_errors = sorted({row.id: row for row in errors.values()}.values(), key=lambda r: -r.id)[:ERRORS]
     unique_decisions = list({item.text: item for item in reversed(said)}.values())[:DECISIONS]
-    tasks = [Item(text=f"[{t.status}] {_flat(t.content)}", cite=t.cite, ts=t.updated_at) for t in open_tasks]
+    tasks = [
+        Item(text=f"[{t.status}] {_flat(t.content)}", cite=t.cite, id=t.event_id, ts=t.updated_at) for t in open_tasks
+    ]
     found = aspects(
         [item.text for item in goal[-GOALS:]]
         + [item.text for item in unique_decisions]
@@ -152,7 +156,7 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
         goal=goal[-GOALS:][::-1],
         tasks=tasks,
         files=sorted(files.values(), key=lambda f: -f.ts)[:FILES],
-        errors=[Item(text=_flat(r.title), cite=r.cite, ts=r.ts) for r in open_errors],
+        errors=[Item(text=_flat(r.title), cite=r.cite, id=r.id, ts=r.ts) for r in open_errors],
         decisions=unique_decisions,
         last_reply=last_reply,
         compact_summary=compact,
@@ -165,7 +169,7 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
 def session_rows(conn: sqlite3.Connection, session: str, window: int = WINDOW) -> list[Row]:
     """The latest ``window`` events of a session (derived ones left out), oldest first."""
     rows = conn.execute(
-        f"SELECT e.id, coalesce(c.cite, ''), e.kind, e.tool, e.title, substr(e.text, 1, {HEAD_CHARS}), e.meta,"
+        f"SELECT e.id, coalesce(c.cite, ''), e.kind, e.tool, e.title, substr(e.text, 1, {TEXT_HEAD}), e.meta,"
         " e.client_ts FROM events e LEFT JOIN citations c ON c.event_id = e.id"
         f" WHERE e.session_id = ? AND e.{LOGGED} ORDER BY e.id DESC LIMIT ?",
         (session, window),

@@ -84,6 +84,7 @@ class OpenTask(NamedTuple):
     """The citation id of the event that last changed it."""
     updated_at: float
     session_id: str | None
+    event_id: int
 
 
 def _match(conn: sqlite3.Connection, project_id: int | None, content: str, taken: set[int]) -> tuple | None:
@@ -181,7 +182,8 @@ def open_tasks(conn: sqlite3.Connection, project_id: int | None, limit: int = 20
     return [
         OpenTask(*row)
         for row in conn.execute(
-            "SELECT t.id, t.content, t.status, t.active_form, coalesce(c.cite, ''), t.updated_at, t.session_id"
+            "SELECT t.id, t.content, t.status, t.active_form, coalesce(c.cite, ''), t.updated_at, t.session_id,"
+            " t.event_id"
             " FROM tasks t LEFT JOIN citations c ON c.event_id = t.event_id"
             " WHERE t.project_id IS ? AND t.status IN ('pending', 'in_progress')"
             " ORDER BY t.status = 'in_progress' DESC, t.updated_at DESC LIMIT ?",

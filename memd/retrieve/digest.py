@@ -11,10 +11,10 @@ cut in the middle, because a path is usually what the reader is looking for.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Final
 
+from ..capture.text import strings
 from ..tokens import estimate_tokens
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "SUMMARY_CHARS",
     "detail_tokens",
     "files_of",
-    "parse_meta",
     "preview",
     "summary",
 ]
@@ -105,22 +104,6 @@ def preview(kind: str, title: str, text: str) -> str:
         return _fit(body, PREVIEW_CHARS)
     line = f"{title} — {body}" if body and not body.startswith(_flat(title)) else _flat(title) or body
     return _fit(line, PREVIEW_CHARS)
-
-
-def parse_meta(meta: str) -> dict[str, Any]:
-    """An event's stored ``meta`` JSON as a dict (``{}`` if it is anything else)."""
-    try:
-        value = json.loads(meta)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def strings(value: object) -> list[str]:
-    """The non-empty strings of a JSON list (or of a JSON object's keys)."""
-    if isinstance(value, dict):
-        value = list(value)
-    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
 
 
 def files_of(meta: dict[str, Any]) -> list[str]:

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..capture.events import LOGGED
+from ..capture.text import parse_meta, strings
 from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
-from .digest import files_of, parse_meta, preview, strings
+from .digest import files_of, preview
 
 __all__ = ["MAX_WINDOW", "cites", "details", "resolve", "resolve_all", "timeline"]
 

@@ -1,0 +1,225 @@
+"""The retrieval engine: ``Retriever.search`` over the lanes, fused and explained.
+
+Scope is the caller's project by default (``cwd``), a named project, or all of them.
+While the embedding model loads (or if it cannot), search runs on the keyword lanes
+alone and its reply says so (``mode``, ``notice``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Sequence
+
+import anyio
+
+from ..capture import project_root
+from ..capture.text import parse_meta
+from ..config import RetrievalConfig
+from ..indexer import Indexer
+from ..protocol import Hit, Search, SearchResults
+from ..store import Readers
+from . import lanes, layers
+from .digest import detail_tokens, files_of, summary
+from .lanes import Filters
+from .query import Query, compile_query
+from .rank import Matcher, confidence, fuse, penalty, score, snippet
+
+__all__ = ["Retriever"]
+
+MIN_POOL = 20
+"""Candidates each lane contributes at least; more for larger limits."""
+VECTOR_FLOOR = 0.2
+"""Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
+LANES = ("keyword", "trigram", "substring", "vector")
+
+
+class Retriever:
+    def __init__(self, readers: Readers, indexer: Indexer | None, config: RetrievalConfig) -> None:
+        self.readers = readers
+        self.indexer = indexer
+        self.config = config
+        self._project_ids: dict[str, int] = {}
+        self._frequencies = lanes.Frequencies()
+
+    async def search(self, request: Search) -> SearchResults:
+        query = compile_query(request.query)
+        scope, project_id, missing = await self._scope(request)
+        reply = SearchResults(query=request.query, results=[], scope=scope, mode="none")
+        if missing:
+            reply.notice = missing
+            return reply
+        if unknown := set(request.lanes) - set(LANES):
+            reply.notice = f"unknown lane(s) {', '.join(sorted(unknown))}: choose from {', '.join(LANES)}"
+            return reply
+        if not query.groups and not query.cjk:
+            reply.notice = "the query has no words to search for"
+            return reply
+        filters = Filters(
+            project_id=project_id,
+            kind=request.kind,
+            tool=request.tool,
+            session=request.session,
+            path=request.path,
+            since=request.since,
+            until=request.until,
+        )
+        reply.mode, reply.notice, reply.results = await self.ranked(query, filters, request.limit, request.lanes)
+        return reply
+
+    async def ranked(
+        self, query: Query, filters: Filters, limit: int, lanes_wanted: Sequence[str] = ()
+    ) -> tuple[str, str, list[Hit]]:
+        """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``."""
+        pool = max(MIN_POOL, 2 * limit)
+        wanted = frozenset(lanes_wanted or LANES)
+        ranked: dict[str, list[int]] = {}
+        neighbors: list[tuple[int, float]] | None = None
+
+        async def lexical() -> None:
+            ranked.update(await self.readers.run(_lexical_lanes, query, filters, pool, wanted, self._frequencies))
+
+        async def semantic() -> None:
+            nonlocal neighbors
+            if self.indexer is not None and "vector" in wanted:
+                # Filters drop neighbours after the search: ask for more when there are any.
+                neighbors = await self.indexer.neighbors(query.text, pool * (1 if filters == Filters() else 4))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lexical)
+            tg.start_soon(semantic)
+        mode = "hybrid" if neighbors is not None else "keyword"
+        notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
+        # One thread hop for the rest: vector keys to events, documents, evidence.
+        hits = await self.readers.run(_rank, query, limit, ranked, neighbors, filters, pool, self.config)
+        return mode, notice, hits
+
+    async def project(self, cwd: str) -> tuple[str, int | None]:
+        """The project root of ``cwd`` and its id (None: nothing recorded there yet)."""
+        root = project_root(cwd)
+        if root not in self._project_ids:  # a project's id never changes: remember it
+            project_id = await self.readers.run(lanes.project_id, root)
+            if project_id is None:
+                return root, None
+            self._project_ids[root] = project_id
+        return root, self._project_ids[root]
+
+    async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
+        """(project root searched or None for all, its id, a notice if it has no events)."""
+        if request.all_projects:
+            return None, None, ""
+        if request.project:
+            found = await self.readers.run(_find_project, request.project)
+            if found is None:
+                return request.project, None, f"no project matches {request.project!r} (memctl history lists them)"
+            return found
+        if not request.cwd:
+            return None, None, ""
+        root, project_id = await self.project(request.cwd)
+        if project_id is None:
+            return root, None, f"no events recorded in {root} yet: search everywhere with --all-projects"
+        return root, project_id, ""
+
+    def _keyword_only_notice(self) -> str:
+        if self.indexer is None:
+            return "keyword search only: embeddings are disabled"
+        state = self.indexer.state
+        if state in ("loading", "indexing"):
+            return f"keyword search only: the embedding model is {state} (semantic results follow in a moment)"
+        return f"keyword search only: {self.indexer.reason or state}"
+
+
+def _rank(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    ranked: dict[str, list[int]],
+    neighbors: list[tuple[int, float]] | None,
+    filters: Filters,
+    pool: int,
+    config: RetrievalConfig,
+) -> list[Hit]:
+    """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits."""
+    similarity: dict[int, float] = {}
+    if neighbors is not None:
+        close = [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
+        by_event = lanes.vector_events(conn, close, filters, pool)
+        ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
+        similarity = dict(by_event)
+    fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
+    shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 2 * limit)]
+    docs = lanes.docs(conn, shortlist)
+    citations = layers.cites(conn, shortlist)
+    matcher = Matcher(query)
+    now = time.time()
+    scored = []
+    for event_id in shortlist:
+        doc = docs.get(event_id)
+        if doc is None:  # deleted between the lanes and now
+            continue
+        evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
+        sim = similarity.get(event_id)
+        sure = confidence(evidence.coverage, sim if neighbors is not None else None, penalty(doc.text or doc.title))
+        if not evidence.matched and sure == 0:
+            continue  # a weak neighbour with none of the words: not worth a line
+        rank = score(
+            sure,
+            fused[event_id],
+            phrase=evidence.phrase,
+            age_days=(now - doc.client_ts) / 86400,
+            importance=doc.importance,
+            half_life_days=config.recency_half_life_days,
+        )
+        scored.append((rank, doc, evidence, sure, sim))
+    scored.sort(key=lambda item: -item[0])
+    positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
+    return [
+        Hit(
+            id=doc.id,
+            cite=citations.get(doc.id, ""),
+            kind=doc.kind,
+            tool=doc.tool,
+            title=doc.title,
+            snippet=snippet(doc.text or doc.title, evidence.matched),
+            score=round(rank, 4),
+            confidence=sure,
+            session_id=doc.session_id,
+            received_at=doc.received_at,
+            client_ts=doc.client_ts,
+            project=doc.project,
+            lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
+            matched=list(evidence.matched),
+            similarity=sim,
+            summary=summary(doc.kind, doc.title, doc.text),
+            tokens=detail_tokens(doc.kind, doc.title, doc.text, doc.project, files_of(parse_meta(doc.meta))),
+        )
+        for rank, doc, evidence, sure, sim in scored[:limit]
+    ]
+
+
+def _lexical_lanes(
+    conn: sqlite3.Connection,
+    query: Query,
+    filters: Filters,
+    pool: int,
+    wanted: frozenset[str],
+    frequencies: lanes.Frequencies,
+) -> dict[str, list[int]]:
+    found = {}
+    if "keyword" in wanted:
+        found["keyword"] = lanes.keyword(conn, query, filters, pool, frequencies)
+    if "trigram" in wanted:
+        found["trigram"] = lanes.trigram(conn, query, filters, pool)
+    if "substring" in wanted:
+        found["substring"] = lanes.substring(conn, query, filters, pool)
+    return found
+
+
+def _find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int, str] | None:
+    """A project by root, or by a part of its root (the most recently active first)."""
+    row = conn.execute(
+        "SELECT root, id FROM projects WHERE root = ? OR root LIKE ? ESCAPE '\\'"
+        " ORDER BY root = ? DESC, last_seen DESC",
+        (name, "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", name),
+    ).fetchone()
+    return (row[0], row[1], "") if row else None
