@@ -29,8 +29,12 @@ from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
     PROTOCOL_VERSION,
+    Continuation,
+    ContinuationResult,
     Details,
     DetailsResult,
+    Endless,
+    EndlessStatus,
     Events,
     History,
     Hit,
@@ -48,6 +52,8 @@ from memd.protocol import (
     StatsReport,
     Status,
     StatusReport,
+    TaskList,
+    Tasks,
     Timeline,
     TimelineResult,
     Verification,
@@ -321,6 +327,44 @@ def _time(text: str) -> float:
         ) from None
 
 
+TASK_MARK = {"in_progress": "▶", "pending": "○", "completed": "✓", "dropped": "✗"}
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        reply = client.call(Tasks(cwd=os.getcwd(), project=args.project, all=args.all), TaskList)
+    where = reply.project or "this directory"
+    lines = [f"{'tasks' if args.all else 'open tasks'} of {where}:"]
+    for t in reply.tasks:
+        lines.append(
+            f"  {TASK_MARK.get(t.status, '?')} [{label(t.cite)}] {t.status:<11} {t.content}"
+            f"  ({_when(t.updated_at)}, {t.changes} change{'s' if t.changes != 1 else ''})"
+        )
+    if not reply.tasks:
+        lines.append("  none")
+    _emit(args, _plain(reply), "\n".join(lines))
+    return 0
+
+
+def cmd_endless(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        if args.action == "snapshot":
+            reply = client.call(Continuation(session=args.session, cwd=os.getcwd()), ContinuationResult)
+            human = reply.block or f"session {reply.session_id} has no working state to carry on yet"
+            _emit(args, _plain(reply), human)
+            return 0
+        enabled = {"on": True, "off": False}.get(args.action)
+        status = client.call(Endless(enabled=enabled), EndlessStatus)
+    state = "on" if status.enabled else "off"
+    what = (
+        "sessions start where the last one stood (compact, resume, fork; clear and startup when seamless)"
+        if status.enabled
+        else "sessions start with the standard block of the project's memories"
+    )
+    _emit(args, _plain(status), f"endless mode is {state}: {what}")
+    return 0
+
+
 def _ping(socket_path: str) -> Pong | None:
     try:
         with Client(socket_path, timeout=2.0) as client:
@@ -450,6 +494,12 @@ def _parser() -> argparse.ArgumentParser:
     v.set_defaults(handler=cmd_cite_verify)
     v.add_argument("id", help="a citation id (mem:Ab3xY9)")
     v.add_argument("quote")
+    p = command("tasks", cmd_tasks, "the open tasks of this project, carried across its sessions")
+    p.add_argument("--all", action="store_true", help="completed and dropped ones too")
+    p.add_argument("--project", help="another project (its root path, or a part of it)")
+    p = command("endless", cmd_endless, "endless mode: on, off, status; snapshot prints a session's continuation")
+    p.add_argument("action", choices=["on", "off", "status", "snapshot"])
+    p.add_argument("--session", help="snapshot: this session (default: the latest of this project)")
     p = command("stats", cmd_stats, "how memories are used: injected, resolved, expanded; the most cited")
     p.add_argument("--limit", type=int, default=10, help="how many memories (default 10)")
     p.add_argument("--since", type=_time, help="only uses after this (2026-11-21, 7d)")

@@ -35,10 +35,14 @@ __all__ = [
     "PROTOCOL_VERSION",
     "BadRequest",
     "Cited",
+    "Continuation",
+    "ContinuationResult",
     "Detail",
     "Details",
     "DetailsResult",
     "EmbeddingStatus",
+    "Endless",
+    "EndlessStatus",
     "Entry",
     "Error",
     "EventRow",
@@ -67,6 +71,9 @@ __all__ = [
     "StatsReport",
     "Status",
     "StatusReport",
+    "TaskInfo",
+    "TaskList",
+    "Tasks",
     "Timeline",
     "TimelineResult",
     "Verification",
@@ -248,8 +255,44 @@ class Stats(Request):
     """Only uses after this Unix time; None: all of them."""
 
 
+class Endless(Request):
+    """Endless mode: ``enabled`` True or False switches it (persisted); None only asks."""
+
+    enabled: bool | None = None
+
+
+class Continuation(Request):
+    """The continuation block of a session (``session``), or of the latest session of the
+    project of ``cwd``: what a compaction or a resume would give the agent now."""
+
+    session: str | None = None
+    cwd: str | None = None
+
+
+class Tasks(Request):
+    """The tasks of a project (``project``, or the one of ``cwd``): open ones, or ``all``."""
+
+    cwd: str | None = None
+    project: str | None = None
+    all: bool = False
+
+
 RequestType = (
-    Ingest | Ping | Status | History | Search | SmartSearch | Timeline | Details | Verify | Stats | Rebuild | Shutdown
+    Ingest
+    | Ping
+    | Status
+    | History
+    | Search
+    | SmartSearch
+    | Timeline
+    | Details
+    | Verify
+    | Stats
+    | Endless
+    | Continuation
+    | Tasks
+    | Rebuild
+    | Shutdown
 )
 
 
@@ -489,6 +532,35 @@ class StatsReport(Reply):
     """Uses by kind (injected, resolved, expanded) in the window."""
 
 
+class EndlessStatus(Reply):
+    enabled: bool
+
+
+class ContinuationResult(Reply):
+    session_id: str | None
+    block: str
+    """The ``<memory-context>`` block, ``""`` when the session has nothing to carry on."""
+
+
+class TaskInfo(msgspec.Struct, kw_only=True):
+    id: int
+    content: str
+    status: str
+    active_form: str = ""
+    cite: str = ""
+    """The citation id of the event that last changed it."""
+    session_id: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    changes: int = 0
+    """Status changes recorded (memctl tasks --json has them; history is in the database)."""
+
+
+class TaskList(Reply):
+    project: str | None
+    tasks: list[TaskInfo]
+
+
 class Rebuilt(Reply):
     fts_rows: int = 0
     vectors_queued: int = 0
@@ -514,6 +586,9 @@ ReplyType = (
     | DetailsResult
     | Verification
     | StatsReport
+    | EndlessStatus
+    | ContinuationResult
+    | TaskList
     | Rebuilt
     | Ok
     | Error

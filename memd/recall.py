@@ -39,7 +39,10 @@ from .capture import NewEvent
 from .cite import CITATION_RE, align
 from .config import Config
 from .context import (
+    CONTINUATION_SECTIONS,
+    MAX_CONTEXT_CHARS,
     Line,
+    continuation_lines,
     day,
     detail_text,
     expand_hint,
@@ -48,13 +51,25 @@ from .context import (
     memory_block,
     timeline_text,
 )
+from .continuity import state
+from .continuity.extract import aspects
+from .continuity.score import continuity
+from .continuity.snapshot import Snapshot
+from .continuity.tasks import open_tasks
 from .protocol import (
+    Continuation,
+    ContinuationResult,
     Details,
     DetailsResult,
+    Endless,
+    EndlessStatus,
     SmartResults,
     SmartSearch,
     Stats,
     StatsReport,
+    TaskInfo,
+    TaskList,
+    Tasks,
     Timeline,
     TimelineResult,
     Verification,
@@ -63,10 +78,10 @@ from .protocol import (
 from .retrieve import layers
 from .retrieve.digest import HEAD_CHARS, summary
 from .retrieve.engine import Retriever
-from .retrieve.lanes import Filters
+from .retrieve.lanes import Filters, find_project
 from .retrieve.query import compile_query
 from .retrieve.smart import choose
-from .store import Store, usage
+from .store import Store, settings, usage
 from .tokens import estimate_tokens
 
 __all__ = ["NotFound", "Recall"]
@@ -85,9 +100,12 @@ PROMPT_KINDS: Final = (
     "session_summary",
     "subagent_stop",
 )
+CONTINUATION_CHARS: Final = 5000
+"""Characters a continuation given with a prompt may take: the prompt's own block needs room."""
 MAX_DETAILS: Final = 100
 """Most ids one Details request resolves."""
 SUMMARIES: Final = 3
+OPEN_TASKS: Final = 10
 IMPORTANT: Final = 10
 ERRORS: Final = 5
 LINE_CHARS: Final = 300
@@ -120,6 +138,7 @@ class Recall:
         self.retriever = retriever
         self.config = config
         self.hint = expand_hint(memctl_command())
+        self._endless: bool | None = None
 
     async def _used(self, event_ids: list[int], session: str | None, how: str) -> None:
         if event_ids:
@@ -219,29 +238,131 @@ class Recall:
 
     # --- unasked: context hooks -------------------------------------------------------
 
+    async def endless(self) -> bool:
+        """Whether endless mode is on (``memctl endless on|off``; on unless switched off)."""
+        if self._endless is None:
+            self._endless = await self.store.readers.run(settings.get, "endless", "on") == "on"
+        return self._endless
+
+    async def set_endless(self, request: Endless) -> EndlessStatus:
+        if request.enabled is not None:
+            await self.store.writer.call(settings.put, "endless", "on" if request.enabled else "off")
+            self._endless = request.enabled
+        return EndlessStatus(enabled=await self.endless())
+
     async def session_start(self, event: NewEvent) -> str:
-        """The ``<memory-context>`` block a new session of this project starts with."""
+        """The block a session starts with: in endless mode, by how it started (see the module
+        doc); else, or when there is nothing to carry on, the project's standard block."""
         if not self.config.context.session_start or not event.cwd:
             return ""
         root, project_id = await self.retriever.project(event.cwd)
         if project_id is None:
             return ""
-        lines = await self.store.readers.run(_starting_material, project_id, event.session_id, time.time())
-        name = root.rstrip("/").rsplit("/", 1)[-1] or root
+        source = event.session.get("source", "startup")
+        reason = f"{source}: endless mode is off" if not await self.endless() else f"{source}: nothing to carry on"
+        if await self.endless() and event.session_id:
+            block, reason = await self._carry_on(event.session_id, root, project_id, source)
+            if block:
+                return block
+        return await self._standard(event.session_id, root, project_id, reason)
+
+    async def _carry_on(self, session: str, root: str, project_id: int, source: str) -> tuple[str, str]:
+        """(the continuation block, or ``""`` and why the standard block is given instead)."""
+        now = time.time()
+        run = self.store.readers.run
+        if source in ("compact", "resume", "fork"):
+            of = session if source != "fork" else await run(state.latest_session, project_id, session)
+            if of is None:
+                return "", f"{source}: no earlier session to carry on"
+            snapshot = await run(state.fresh, of, project_id, now)
+            since = await run(state.since, project_id, of, snapshot.last_event_id) if source == "resume" else []
+            why = {
+                "compact": "compaction: this session's working state, taken from its own events",
+                "resume": "resume: the session's working state, and what other sessions did since",
+                "fork": f"fork: the working state of session {of[:8]}, the one forked",
+            }[source]
+            return await self._continuation(session, root, snapshot, why, since=since), ""
+        stored = await run(state.latest, project_id, session)
+        if stored is None:
+            return "", f"{source}: no snapshot of an earlier session yet"
+        measured = continuity({}, _aspects(stored.snapshot), (now - stored.snapshot.last_ts) / 3600)
+        if measured.mode != "seamless":
+            return "", f"{source}: {measured.reason}, {measured.mode.replace('_', ' ')}; the first prompt decides again"
+        return await self._continuation(session, root, stored.snapshot, f"{source}: {measured.reason}, seamless"), ""
+
+    async def _continuation(
+        self, session: str | None, root: str, snapshot: Snapshot, why: str, *, since: list[state.Recent] = (),
+        max_chars: int = MAX_CONTEXT_CHARS, extra: list[int] = (),
+    ) -> str:  # fmt: skip
+        if snapshot.empty:
+            return ""
+        later = [
+            Line(
+                CONTINUATION_SECTIONS[-1],
+                f"[mem:{r.cite}] {day(r.ts)} {r.kind}: {summary(r.kind, r.title, r.text)}",
+                r.id,
+            )
+            for r in since
+        ]
+        name = _name(root)
         block, kept = memory_block(
-            {"project": name, "root": root},
+            {"project": name, "root": root, "mode": "continuation", "reason": why},
+            f"Where the work in {name} stands, from memd. Each item cites its source: check it before relying on it.",
+            CONTINUATION_SECTIONS,
+            continuation_lines(snapshot, later),
+            root=root,
+            hint=self.hint,
+            budget=self.config.context.session_start_budget,
+            max_chars=max_chars,
+        )
+        if block:
+            await self._used([line.event_id for line in kept] + list(extra), session, "injected")
+        return block
+
+    async def _standard(self, session: str | None, root: str, project_id: int, reason: str) -> str:
+        lines = await self.store.readers.run(_starting_material, project_id, session, time.time())
+        name = _name(root)
+        block, kept = memory_block(
+            {"project": name, "root": root, "mode": "standard", "reason": reason},
             f"What memd remembers of earlier sessions in {name}."
             " Each line cites its source: check it before relying on it.",
-            ("Recent sessions", "Important", "Recent errors"),
+            ("Recent sessions", "Open tasks", "Important", "Recent errors"),
             lines,
             root=root,
             hint=self.hint,
             budget=self.config.context.session_start_budget,
         )
-        if not block:
-            return ""
-        await self._used([line.event_id for line in kept], event.session_id, "injected")
+        if block:
+            await self._used([line.event_id for line in kept], session, "injected")
         return block
+
+    async def continuation(self, request: Continuation) -> ContinuationResult:
+        """``memctl endless snapshot``: the continuation block of a session as it stands now."""
+        session = request.session
+        project_id = None
+        if session is None and request.cwd:
+            _root, project_id = await self.retriever.project(request.cwd)
+            if project_id is not None:
+                session = await self.store.readers.run(state.latest_session, project_id, None)
+        if session is None:
+            raise NotFound("no session to show: pass --session, or run it in a project memd has seen")
+        found = await self.store.readers.run(_session_project, session)
+        if found is None:
+            raise NotFound(f"no session {session!r} (memctl history lists them)")
+        root, project_id = found
+        snapshot = await self.store.readers.run(state.fresh, session, project_id, time.time())
+        block = await self._continuation(None, root or "", snapshot, f"session {session[:8]} as it stands now")
+        return ContinuationResult(session_id=session, block=block)
+
+    async def tasks(self, request: Tasks) -> TaskList:
+        root, project_id = None, None
+        if request.project:
+            root, project_id = await self.store.readers.run(find_project, request.project) or (request.project, None)
+        elif request.cwd:
+            root, project_id = await self.retriever.project(request.cwd)
+        if project_id is None:
+            return TaskList(project=root, tasks=[])
+        return TaskList(project=root, tasks=await self.store.readers.run(_task_list, project_id, request.all))
 
     async def prompt(self, event: NewEvent) -> str:
         """Memories relevant to the prompt, when memd is confident enough (see the module doc)."""
@@ -249,9 +370,12 @@ class Recall:
         if not self.config.context.prompt or not event.cwd or not text or _not_a_question(text):
             return ""
         root, project_id = await self.retriever.project(event.cwd)
-        query = compile_query(text)
-        if project_id is None or (not query.groups and not query.cjk):
+        if project_id is None:
             return ""
+        opening = await self._first_prompt(event, root, project_id)  # first: its items are then "given"
+        query = compile_query(text)
+        if not query.groups and not query.cjk:
+            return opening
         filters = Filters(project_id=project_id, kinds=PROMPT_KINDS, min_importance=2, not_session=event.session_id)
         _mode, _notice, hits = await self.retriever.ranked(query, filters, 8)
         if event.session_id:
@@ -260,7 +384,7 @@ class Recall:
         floor = self.config.retrieval.min_confidence
         hits = [hit for hit in hits if hit.confidence >= floor][:PROMPT_SUGGESTIONS]
         if not hits:
-            return ""
+            return opening
         lines: list[Line] = []
         if hits[0].confidence >= PROMPT_HIGH:
             full = await self.store.readers.run(layers.details, [hits[0].id])
@@ -272,9 +396,9 @@ class Recall:
                 lines.append(Line("Most relevant", text, detail.id, bullet=False))
                 hits = hits[1:]
         lines += [Line("Maybe relevant", index_line(hit), hit.id) for hit in hits]
-        name = root.rstrip("/").rsplit("/", 1)[-1] or root
+        room = MAX_CONTEXT_CHARS - len(opening) - 2
         block, kept = memory_block(
-            {"project": name, "for": "prompt"},
+            {"project": _name(root), "for": "prompt"},
             "Memories from earlier sessions that match this prompt (memd)."
             " Cite them by id; verify before relying on them.",
             ("Most relevant", "Maybe relevant"),
@@ -282,11 +406,74 @@ class Recall:
             root=root,
             hint=self.hint,
             budget=self.config.context.prompt_budget,
-        )
-        if not block:
+            max_chars=room,
+        ) if room > 500 else ("", [])  # fmt: skip
+        if block:
+            await self._used([line.event_id for line in kept], event.session_id, "injected")
+        return "\n\n".join(part for part in (opening, block) if part)
+
+    async def _first_prompt(self, event: NewEvent, root: str, project_id: int) -> str:
+        """At the first prompt of a session that started fresh (startup, clear), the prompt is
+        the best evidence of intent: if it carries on the project's last session (seamless),
+        that session's working state, unless this session already had it."""
+        if not event.session_id or not await self.endless():
             return ""
-        await self._used([line.event_id for line in kept], event.session_id, "injected")
-        return block
+        info = await self.store.readers.run(state.session_info, event.session_id)
+        if info.prompts != 1 or info.source not in (None, "startup", "clear"):
+            return ""
+        stored = await self.store.readers.run(state.latest, project_id, event.session_id)
+        if stored is None or stored.event_id in await self.store.readers.run(usage.injected, event.session_id):
+            return ""
+        now = time.time()
+        found = aspects([event.text])
+        new = {"topics": found.topics, "files": found.files, "entities": found.entities}
+        measured = continuity(new, _aspects(stored.snapshot), (now - stored.snapshot.last_ts) / 3600)
+        if measured.mode != "seamless":
+            return ""
+        why = f"first prompt: {measured.reason}, seamless"
+        return await self._continuation(
+            event.session_id, root, stored.snapshot, why, max_chars=CONTINUATION_CHARS, extra=[stored.event_id]
+        )
+
+
+def _name(root: str) -> str:
+    return root.rstrip("/").rsplit("/", 1)[-1] or root
+
+
+def _aspects(snapshot: Snapshot) -> dict[str, list[str]]:
+    return {"topics": snapshot.topics, "files": snapshot.file_names, "entities": snapshot.entities}
+
+
+def _session_project(conn: sqlite3.Connection, session: str) -> tuple[str | None, int | None] | None:
+    row = conn.execute(
+        "SELECT p.root, s.project_id FROM sessions s LEFT JOIN projects p ON p.id = s.project_id WHERE s.id = ?",
+        (session,),
+    ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def _task_list(conn: sqlite3.Connection, project_id: int, everything: bool) -> list[TaskInfo]:
+    where = "" if everything else " AND t.status IN ('pending', 'in_progress')"
+    return [
+        TaskInfo(
+            id=r[0],
+            content=r[1],
+            status=r[2],
+            active_form=r[3],
+            cite=r[4],
+            session_id=r[5],
+            created_at=r[6],
+            updated_at=r[7],
+            changes=r[8],
+        )
+        for r in conn.execute(
+            "SELECT t.id, t.content, t.status, t.active_form, coalesce(c.cite, ''), t.session_id, t.created_at,"
+            " t.updated_at, (SELECT count(*) FROM task_history h WHERE h.task_id = t.id)"
+            f" FROM tasks t LEFT JOIN citations c ON c.event_id = t.event_id WHERE t.project_id = ?{where}"
+            " ORDER BY t.status = 'in_progress' DESC, t.status = 'pending' DESC, t.updated_at DESC",
+            (project_id,),
+        )
+    ]
 
 
 def memctl_command() -> str:
@@ -355,8 +542,13 @@ def _starting_material(conn: sqlite3.Connection, project_id: int, session: str |
         flat = flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
         return Line(section, flat, row[0])
 
+    tasks = [
+        Line("Open tasks", f"[mem:{t.cite}] [{t.status}] {' '.join(t.content.split())[:LINE_CHARS]}", t.event_id)
+        for t in open_tasks(conn, project_id, OPEN_TASKS)
+    ]
     return [
         *(line("Recent sessions", r, f"[mem:{r[1]}] {day(r[6])}: {r[5] or r[4]}") for r in summaries),
+        *tasks,
         *(line("Recent errors", r, f"[mem:{r[1]}] {day(r[6])}: {summary(r[2], r[4], r[5])}")
           for r in list(errors.values())[:ERRORS]),
         *(line("Important", r, f"[mem:{r[1]}] {day(r[6])} {r[2]}: {text}") for text, r in important.items()),

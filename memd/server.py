@@ -46,8 +46,10 @@ from .protocol import (
     NEED_DATA,
     PROTOCOL_VERSION,
     BadRequest,
+    Continuation,
     Details,
     EmbeddingStatus,
+    Endless,
     Error,
     Events,
     FrameReader,
@@ -69,6 +71,7 @@ from .protocol import (
     Stats,
     Status,
     StatusReport,
+    Tasks,
     Timeline,
     Verify,
     VersionMismatch,
@@ -266,6 +269,12 @@ class Daemon:
                 return await self.recall.verify(request)
             case Stats():
                 return await self.recall.stats(request)
+            case Endless():
+                return await self.recall.set_endless(request)
+            case Continuation():
+                return await self.recall.continuation(request)
+            case Tasks():
+                return await self.recall.tasks(request)
             case Rebuild():
                 return await self.rebuild(request)
             case Shutdown():

@@ -233,7 +233,8 @@ def test_smart_search_says_which_rule_fired(daemon: Instance) -> None:
 # --- context injection ----------------------------------------------------------------------
 
 SESSION_START = """\
-<memory-context project="proj" root="{cwd}">
+<memory-context project="proj" root="{cwd}" mode="standard" reason="startup: continuity 0.00 \
+(topics 0.00, files 0.00, entities 0.00, time 0.00), break; the first prompt decides again">
 What memd remembers of earlier sessions in proj. Each line cites its source: check it before relying on it.
 
 Recent sessions:

@@ -77,6 +77,8 @@ class Snapshot(msgspec.Struct, kw_only=True):
     session_id: str | None
     taken_at: float
     last_event_id: int = 0
+    last_ts: float = 0.0
+    """When the last event it read happened: how old the working state is."""
     goal: list[Item] = []
     tasks: list[Item] = []
     """``[in_progress] content`` lines, citing the event that last changed each task."""
@@ -153,6 +155,7 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
         session_id=session,
         taken_at=now,
         last_event_id=rows[-1].id if rows else 0,
+        last_ts=rows[-1].ts if rows else 0.0,
         goal=goal[-GOALS:][::-1],
         tasks=tasks,
         files=sorted(files.values(), key=lambda f: -f.ts)[:FILES],

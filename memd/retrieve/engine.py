@@ -109,10 +109,10 @@ class Retriever:
         if request.all_projects:
             return None, None, ""
         if request.project:
-            found = await self.readers.run(_find_project, request.project)
+            found = await self.readers.run(lanes.find_project, request.project)
             if found is None:
                 return request.project, None, f"no project matches {request.project!r} (memctl history lists them)"
-            return found
+            return (*found, "")
         if not request.cwd:
             return None, None, ""
         root, project_id = await self.project(request.cwd)
@@ -213,13 +213,3 @@ def _lexical_lanes(
     if "substring" in wanted:
         found["substring"] = lanes.substring(conn, query, filters, pool)
     return found
-
-
-def _find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int, str] | None:
-    """A project by root, or by a part of its root (the most recently active first)."""
-    row = conn.execute(
-        "SELECT root, id FROM projects WHERE root = ? OR root LIKE ? ESCAPE '\\'"
-        " ORDER BY root = ? DESC, last_seen DESC",
-        (name, "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", name),
-    ).fetchone()
-    return (row[0], row[1], "") if row else None

@@ -36,7 +36,18 @@ import msgspec
 from ..store.schema import TOKENIZER
 from .query import Query, like_patterns, match_expression, trigram_expression
 
-__all__ = ["RANK_CAP", "Doc", "Filters", "Frequencies", "docs", "keyword", "substring", "trigram", "vector_events"]
+__all__ = [
+    "RANK_CAP",
+    "Doc",
+    "Filters",
+    "Frequencies",
+    "docs",
+    "find_project",
+    "keyword",
+    "substring",
+    "trigram",
+    "vector_events",
+]
 
 RANK_CAP: Final = 500
 """Most rows one expression ranks with BM25 (~2 ms: ~4 µs a row with its filter lookup)."""
@@ -266,3 +277,13 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
 def project_id(conn: sqlite3.Connection, root: str) -> int | None:
     row = conn.execute("SELECT id FROM projects WHERE root = ?", (root,)).fetchone()
     return row[0] if row else None
+
+
+def find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int] | None:
+    """(root, id) of a project named by its root or a part of it (the most recently active first)."""
+    row = conn.execute(
+        "SELECT root, id FROM projects WHERE root = ? OR root LIKE ? ESCAPE '\\'"
+        " ORDER BY root = ? DESC, last_seen DESC",
+        (name, "%" + _escape_like(name) + "%", name),
+    ).fetchone()
+    return (row[0], row[1]) if row else None

@@ -1,0 +1,90 @@
+"""Reading continuity state: SQL over one read connection (``Readers.run``), like the layers."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import NamedTuple
+
+import msgspec
+
+from .snapshot import Snapshot, session_rows, take
+from .tasks import open_tasks
+
+__all__ = ["Recent", "SessionInfo", "Stored", "fresh", "latest", "latest_session", "session_info", "since"]
+
+
+class Stored(NamedTuple):
+    event_id: int
+    cite: str
+    snapshot: Snapshot
+
+
+class Recent(NamedTuple):
+    id: int
+    cite: str
+    kind: str
+    title: str
+    text: str
+    ts: float
+    session_id: str | None
+
+
+class SessionInfo(NamedTuple):
+    source: str | None
+    prompts: int
+
+
+_decode = msgspec.json.Decoder(Snapshot).decode
+
+
+def fresh(conn: sqlite3.Connection, session: str, project_id: int | None, now: float) -> Snapshot:
+    """The working state of ``session`` now, from its events."""
+    return take(session_rows(conn, session), open_tasks(conn, project_id), session, now)
+
+
+def latest(conn: sqlite3.Connection, project_id: int, not_session: str | None) -> Stored | None:
+    """The project's most recent stored snapshot of another session than ``not_session``."""
+    row = conn.execute(
+        "SELECT e.id, coalesce(c.cite, ''), e.meta FROM events e LEFT JOIN citations c ON c.event_id = e.id"
+        " WHERE e.project_id = ? AND e.kind = 'snapshot' AND e.session_id IS NOT ? ORDER BY e.client_ts DESC LIMIT 1",
+        (project_id, not_session),
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        return Stored(row[0], row[1], _decode(row[2]))
+    except msgspec.DecodeError:
+        return None
+
+
+def latest_session(conn: sqlite3.Connection, project_id: int, not_session: str | None) -> str | None:
+    """The project's most recently active session other than ``not_session``."""
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE project_id = ? AND id IS NOT ? ORDER BY last_seen DESC LIMIT 1",
+        (project_id, not_session),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def since(conn: sqlite3.Connection, project_id: int, session: str, after_id: int, limit: int = 5) -> list[Recent]:
+    """What other sessions of the project did after event ``after_id``: prompts, replies,
+    failures and task changes, the newest first."""
+    return [
+        Recent(*row)
+        for row in conn.execute(
+            "SELECT e.id, coalesce(c.cite, ''), e.kind, e.title, substr(e.text, 1, 1000), e.client_ts, e.session_id"
+            " FROM events e LEFT JOIN citations c ON c.event_id = e.id WHERE e.project_id = ? AND e.id > ?"
+            " AND e.session_id IS NOT ? AND e.kind IN ('prompt', 'assistant', 'tool_error', 'task_state')"
+            " AND e.importance >= 2 ORDER BY e.id DESC LIMIT ?",
+            (project_id, after_id, session, limit),
+        )
+    ]
+
+
+def session_info(conn: sqlite3.Connection, session: str) -> SessionInfo:
+    """How a session started and how many prompts it has had."""
+    row = conn.execute("SELECT source FROM sessions WHERE id = ?", (session,)).fetchone()
+    (prompts,) = conn.execute(
+        "SELECT count(*) FROM events WHERE session_id = ? AND kind = 'prompt'", (session,)
+    ).fetchone()
+    return SessionInfo(row[0] if row else None, prompts)
