@@ -42,6 +42,8 @@ ERRORS: Final = 5
 DECISIONS: Final = 5
 ITEM_CHARS: Final = 300
 READ_TOOLS: Final = frozenset({"Read", "NotebookRead"})
+BOOKKEEPING: Final = frozenset({"session_start", "session_end", "instructions", "notification", "pre_compact"})
+"""Kinds that are not work: a resume's own SessionStart does not make a working state newer."""
 
 
 class Row(NamedTuple):
@@ -78,7 +80,7 @@ class Snapshot(msgspec.Struct, kw_only=True):
     taken_at: float
     last_event_id: int = 0
     last_ts: float = 0.0
-    """When the last event it read happened: how old the working state is."""
+    """When its last piece of work happened (``last_event_id``): how old the working state is."""
     goal: list[Item] = []
     tasks: list[Item] = []
     """``[in_progress] content`` lines, citing the event that last changed each task."""
@@ -140,6 +142,7 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
                     seen.edits += row.tool in EDIT_TOOLS
                     seen.reads += row.tool in READ_TOOLS
                     seen.cite, seen.id, seen.ts = row.cite, row.id, row.ts
+    work = [row for row in rows if row.kind not in BOOKKEEPING]
     open_errors = sorted({row.id: row for row in errors.values()}.values(), key=lambda r: -r.id)[:ERRORS]
     unique_decisions = list({item.text: item for item in reversed(said)}.values())[:DECISIONS]
     tasks = [
@@ -154,8 +157,8 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
     return Snapshot(
         session_id=session,
         taken_at=now,
-        last_event_id=rows[-1].id if rows else 0,
-        last_ts=rows[-1].ts if rows else 0.0,
+        last_event_id=work[-1].id if work else 0,
+        last_ts=work[-1].ts if work else 0.0,
         goal=goal[-GOALS:][::-1],
         tasks=tasks,
         files=sorted(files.values(), key=lambda f: -f.ts)[:FILES],
