@@ -288,11 +288,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
         reply = client.call(Stats(limit=args.limit, since=args.since), StatsReport)
     window = f"since {_when(args.since)}" if args.since else "all time"
     lines = [f"memory use ({window}): " + ", ".join(f"{n} {how}" for how, n in reply.usage.items())]
+    lines.append("graduation levels: " + ", ".join(f"{level} {n}" for level, n in reply.levels.items()))
     if reply.most_cited:
         lines.append("most cited:")
     for c in reply.most_cited:
         lines.append(
-            f"  [{label(c.cite)}] {c.uses:>4} uses ({c.injected} injected, {c.resolved} resolved,"
+            f"  [{label(c.cite)}] L{c.level} {c.uses:>4} uses ({c.injected} injected, {c.resolved} resolved,"
             f" {c.expanded} expanded; {c.sessions} sessions; last {_when(c.last_used)})  {c.kind}: {c.title}"
         )
     _emit(args, _plain(reply), "\n".join(lines))

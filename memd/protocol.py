@@ -524,12 +524,16 @@ class Cited(msgspec.Struct, kw_only=True):
     sessions: int = 0
     """Distinct sessions that used it."""
     last_used: float = 0.0
+    level: int = 0
+    """Its graduation level, 0-4."""
 
 
 class StatsReport(Reply):
     most_cited: list[Cited]
     usage: dict[str, int] = {}
     """Uses by kind (injected, resolved, expanded) in the window."""
+    levels: dict[str, int] = {}
+    """Memories per graduation level, L0 to L4 (``memd.continuity.graduation``)."""
 
 
 class EndlessStatus(Reply):

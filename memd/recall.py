@@ -140,9 +140,11 @@ class Recall:
         self.hint = expand_hint(memctl_command())
         self._endless: bool | None = None
 
-    async def _used(self, event_ids: list[int], session: str | None, how: str) -> None:
+    async def _used(
+        self, event_ids: list[int], session: str | None, how: str, confidence: dict[int, float] | None = None
+    ) -> None:
         if event_ids:
-            await self.store.writer.call(usage.record, event_ids, session, how, time.time())
+            await self.store.writer.call(usage.record, event_ids, session, how, time.time(), confidence)
 
     async def _resolve(self, ref: str) -> int:
         event_id = await self.store.readers.run(layers.resolve, ref)
@@ -207,7 +209,8 @@ class Recall:
                 spent += fitted.tokens
         reply.tokens = spent
         expanded = [t.target.id for t in reply.timelines] + [d.id for d in reply.details]
-        await self._used(expanded, request.caller, "expanded")
+        found = {hit.id: hit.confidence for hit in index.results}
+        await self._used(expanded, request.caller, "expanded", found)
         return reply
 
     async def verify(self, request: Verify) -> Verification:
@@ -234,7 +237,8 @@ class Recall:
     async def stats(self, request: Stats) -> StatsReport:
         cited = await self.store.readers.run(usage.most_cited, max(1, min(1000, request.limit)), request.since)
         totals = await self.store.readers.run(usage.totals, request.since)
-        return StatsReport(most_cited=cited, usage=totals)
+        levels = await self.store.readers.run(usage.levels)
+        return StatsReport(most_cited=cited, usage=totals, levels=levels)
 
     # --- unasked: context hooks -------------------------------------------------------
 
@@ -382,7 +386,7 @@ class Recall:
             given = await self.store.readers.run(usage.injected, event.session_id)
             hits = [hit for hit in hits if hit.id not in given]
         floor = self.config.retrieval.min_confidence
-        hits = [hit for hit in hits if hit.confidence >= floor][:PROMPT_SUGGESTIONS]
+        hits = shown = [hit for hit in hits if hit.confidence >= floor][:PROMPT_SUGGESTIONS]
         if not hits:
             return opening
         lines: list[Line] = []
@@ -409,7 +413,8 @@ class Recall:
             max_chars=room,
         ) if room > 500 else ("", [])  # fmt: skip
         if block:
-            await self._used([line.event_id for line in kept], event.session_id, "injected")
+            found = {hit.id: hit.confidence for hit in shown}
+            await self._used([line.event_id for line in kept], event.session_id, "injected", found)
         return "\n\n".join(part for part in (opening, block) if part)
 
     async def _first_prompt(self, event: NewEvent, root: str, project_id: int) -> str:

@@ -387,7 +387,8 @@ def test_usage_feeds_stats(daemon: Instance) -> None:
     assert (top.cite, top.uses, top.injected, top.resolved, top.expanded) == (cite, 3, 1, 1, 1)
     assert stats.usage == {"injected": 1, "resolved": 1, "expanded": 1}
     human = daemon.memctl("stats")
-    assert f"[mem:{cite}]    3 uses" in human.stdout
+    assert f"[mem:{cite}] L1    3 uses" in human.stdout
+    assert stats.levels["L1"] == 1 and top.level == 1
 
 
 def test_context_is_not_computed_for_replayed_events(instance: Instance) -> None:

@@ -41,12 +41,14 @@ KINDS = {
     "instructions": "📄",
     "session_summary": "📝",
     "snapshot": "📌",
+    "consolidated": "🧩",
     "event": "•",
 }
 """Every kind an event can have, with the icon `memctl history` shows for it."""
-DERIVED_KINDS = ("session_summary", "snapshot")
-"""Kinds of the events memd derives from a session's log: one per session, replaced in place
-(the one exception to the append-only trigger); counts and timelines leave them out."""
+DERIVED_KINDS = ("session_summary", "snapshot", "consolidated")
+"""Kinds of the events memd derives from the log (a session's summary and snapshot, replaced
+in place: the append-only trigger's exceptions; consolidated memories): counts and timelines
+leave them out."""
 LOGGED = f"kind NOT IN {DERIVED_KINDS!r}"
 """SQL: an event of the log itself, not a derived one (prefix a table alias when needed)."""
 

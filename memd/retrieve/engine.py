@@ -169,6 +169,7 @@ def _rank(
             age_days=(now - doc.client_ts) / 86400,
             importance=doc.importance,
             half_life_days=config.recency_half_life_days,
+            level=doc.level,
         )
         scored.append((rank, doc, evidence, sure, sim))
     scored.sort(key=lambda item: -item[0])

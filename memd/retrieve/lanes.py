@@ -260,6 +260,8 @@ class Doc(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None
     project: str | None
     meta: str = "{}"
+    level: int = 0
+    """Graduation level (``memd.continuity.graduation``)."""
 
 
 def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
@@ -267,7 +269,8 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
         return {}
     rows = conn.execute(
         "SELECT e.id, e.kind, e.tool, e.title, e.text, e.importance, e.client_ts, e.received_at, e.session_id, p.root,"
-        f" e.meta FROM events e LEFT JOIN projects p ON p.id = e.project_id WHERE e.id IN ({','.join('?' * len(ids))})",
+        " e.meta, coalesce(l.level, 0) FROM events e LEFT JOIN projects p ON p.id = e.project_id"
+        f" LEFT JOIN memory_levels l ON l.event_id = e.id WHERE e.id IN ({','.join('?' * len(ids))})",
         list(ids),
     ).fetchall()
     fields = Doc.__struct_fields__

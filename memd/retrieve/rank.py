@@ -25,8 +25,8 @@ its confidence can never reach the 0.45 threshold.  The calibration
 (``tests/test_golden.py`` and ``bench/retrieval.py``) puts the no-match traps of the
 golden sets below ``min_confidence`` = 0.45 and their expected hits above it.
 
-**Order.** score = (0.8 · confidence + 0.2 · fused + 0.1 · phrase) · (1 + 0.05 · recency + 0.03 · importance),
-recency = 2^(-age / half-life) and importance in [0, 1].  Boosts are a few percent:
+**Order.** score = (0.8 · confidence + 0.2 · fused + 0.1 · phrase) · (1 + 0.05 · recency + 0.03 · importance
++ 0.03 · level), recency = 2^(-age / half-life), importance and graduation level in [0, 1].  Boosts are a few percent:
 they break near-ties and never lift a hit over one with clearly better evidence, so
 an exact match is never buried by a fresher partial one.
 """
@@ -134,11 +134,20 @@ def confidence(coverage: float, similarity: float | None, factor: float = 1.0) -
 
 
 def score(
-    confidence: float, fused: float, *, phrase: bool, age_days: float, importance: int, half_life_days: float
+    confidence: float,
+    fused: float,
+    *,
+    phrase: bool,
+    age_days: float,
+    importance: int,
+    half_life_days: float,
+    level: int = 0,
 ) -> float:
     recency = math.pow(2.0, -max(0.0, age_days) / half_life_days)
     weight = min(max(importance, 0), 4) / 4
-    return (0.8 * confidence + 0.2 * fused + PHRASE_BONUS * phrase) * (1 + 0.05 * recency + 0.03 * weight)
+    graduated = min(max(level, 0), 4) / 4
+    boost = 1 + 0.05 * recency + 0.03 * weight + 0.03 * graduated
+    return (0.8 * confidence + 0.2 * fused + PHRASE_BONUS * phrase) * boost
 
 
 def snippet(text: str, terms: Iterable[str], width: int = 160) -> str:

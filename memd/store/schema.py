@@ -307,7 +307,7 @@ MIGRATIONS: Final = (
     ),
     Migration(
         5,
-        "continuity: tasks and their history, snapshots as derived events, settings",
+        "continuity: tasks, snapshots, working set, consolidations, graduation levels, settings",
         """
         -- A snapshot is derived, like a session summary: one per session, replaced in place.
         DROP TRIGGER events_append_only;
@@ -352,6 +352,50 @@ MIGRATIONS: Final = (
             key         TEXT PRIMARY KEY,
             value       TEXT NOT NULL
         );
+
+        -- Graduation (memd.continuity.graduation): how a memory has been used, and the level
+        -- that earns it; kept up to date as uses are logged.
+        ALTER TABLE citation_usage ADD COLUMN confidence REAL;
+        CREATE TABLE memory_levels (
+            event_id        INTEGER PRIMARY KEY,
+            level           INTEGER NOT NULL,
+            accesses        INTEGER NOT NULL,
+            best_confidence REAL,
+            sessions        INTEGER NOT NULL,
+            last_access     REAL NOT NULL
+        );
+        CREATE INDEX memory_levels_by_level ON memory_levels(level);
+
+        -- The working set: each project's salient recent events, kept on ingest
+        -- (memd.continuity.working_set); consolidation reads it.
+        CREATE TABLE working_set (
+            event_id    INTEGER PRIMARY KEY,
+            project_id  INTEGER,
+            session_id  TEXT,
+            base        REAL NOT NULL,
+            at          REAL NOT NULL
+        );
+        CREATE INDEX working_set_by_project ON working_set(project_id, at);
+
+        -- Consolidated memories (events of kind 'consolidated') and the events each sums up.
+        CREATE TABLE consolidations (
+            event_id    INTEGER PRIMARY KEY,
+            set_key     TEXT NOT NULL UNIQUE,
+            confidence  REAL NOT NULL,
+            created_at  REAL NOT NULL
+        );
+        CREATE TABLE consolidation_sources (
+            source_id        INTEGER NOT NULL,
+            consolidation_id INTEGER NOT NULL,
+            PRIMARY KEY (source_id, consolidation_id)
+        ) WITHOUT ROWID;
+
+        CREATE TRIGGER events_continuity_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM memory_levels WHERE event_id = old.id;
+            DELETE FROM working_set WHERE event_id = old.id;
+            DELETE FROM consolidation_sources WHERE source_id = old.id;
+        END;
         """,
         then=tasks.rebuild,
     ),

@@ -12,31 +12,44 @@ session already get" (so a prompt never re-injects it) and "which memories are u
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
+from ..capture.events import LOGGED
+from ..continuity import graduation
 from ..protocol import Cited
 
-__all__ = ["HOW", "injected", "most_cited", "record", "totals"]
+__all__ = ["HOW", "injected", "levels", "most_cited", "record", "totals"]
 
 HOW: Final = ("injected", "resolved", "expanded")
 
 
-def record(conn: sqlite3.Connection, event_ids: Iterable[int], session: str | None, how: str, now: float) -> int:
-    """Log one use of each event (one transaction); return the rows written."""
+def record(
+    conn: sqlite3.Connection, event_ids: Iterable[int], session: str | None, how: str, now: float,
+    confidence: Mapping[int, float] | None = None,
+) -> int:  # fmt: skip
+    """Log one use of each event (one transaction), then refresh their graduation levels;
+    return the rows written.
+
+    ``confidence`` is the retrieval confidence each was found with; without one, a use by
+    id (resolved, expanded) counts 1.0, an injection none.
+    """
     if how not in HOW:
         raise ValueError(f"unknown usage {how!r}: one of {', '.join(HOW)}")
-    rows = [(event_id, session, now, how) for event_id in dict.fromkeys(event_ids)]
+    default = None if how == "injected" else 1.0
+    found = confidence or {}
+    rows = [(event_id, session, now, how, found.get(event_id, default)) for event_id in dict.fromkeys(event_ids)]
     if not rows:
         return 0
     conn.execute("BEGIN IMMEDIATE")
     try:
         # An id may name an event deleted since it was read: such a use is not kept.
         conn.executemany(
-            "INSERT INTO citation_usage (event_id, session_id, used_at, how)"
-            " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM events WHERE id = ?1)",
+            "INSERT INTO citation_usage (event_id, session_id, used_at, how, confidence)"
+            " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM events WHERE id = ?1)",
             rows,
         )
+        graduation.refresh(conn, [row[0] for row in rows], now)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -60,8 +73,9 @@ def most_cited(conn: sqlite3.Connection, limit: int, since: float | None = None)
     rows = conn.execute(
         "SELECT u.event_id, c.cite, e.kind, e.title, count(*),"
         " sum(u.how = 'injected'), sum(u.how = 'resolved'), sum(u.how = 'expanded'),"
-        " count(DISTINCT u.session_id), max(u.used_at)"
+        " count(DISTINCT u.session_id), max(u.used_at), coalesce(max(l.level), 0)"
         " FROM citation_usage u JOIN events e ON e.id = u.event_id LEFT JOIN citations c ON c.event_id = u.event_id"
+        " LEFT JOIN memory_levels l ON l.event_id = u.event_id"
         " WHERE u.used_at >= ? GROUP BY u.event_id ORDER BY count(*) DESC, max(u.used_at) DESC LIMIT ?",
         (since or 0.0, limit),
     ).fetchall()
@@ -77,6 +91,7 @@ def most_cited(conn: sqlite3.Connection, limit: int, since: float | None = None)
             expanded=r[7],
             sessions=r[8],
             last_used=r[9],
+            level=r[10],
         )
         for r in rows
     ]
@@ -90,3 +105,11 @@ def totals(conn: sqlite3.Connection, since: float | None = None) -> dict[str, in
         ).fetchall()
     )
     return {how: found.get(how, 0) for how in HOW}
+
+
+def levels(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many memories stand at each graduation level (L0: every other logged event)."""
+    counts = dict(conn.execute("SELECT level, count(*) FROM memory_levels WHERE level > 0 GROUP BY level"))
+    (events,) = conn.execute(f"SELECT count(*) FROM events WHERE {LOGGED}").fetchone()
+    graduated = {f"L{n}": counts.get(n, 0) for n in range(1, len(graduation.THRESHOLDS) + 1)}
+    return {"L0": events - sum(graduated.values()), **graduated}
