@@ -355,7 +355,14 @@ def cmd_endless(args: argparse.Namespace) -> int:
             _emit(args, _plain(reply), human)
             return 0
         enabled = {"on": True, "off": False}.get(args.action)
-        status = client.call(Endless(enabled=enabled), EndlessStatus)
+        status = client.call(Endless(enabled=enabled, consolidate=args.action == "consolidate"), EndlessStatus)
+    if args.action == "consolidate":
+        _emit(
+            args,
+            _plain(status),
+            f"consolidated {status.consolidated} new memor{'y' if status.consolidated == 1 else 'ies'}",
+        )
+        return 0
     state = "on" if status.enabled else "off"
     what = (
         "sessions start where the last one stood (compact, resume, fork; clear and startup when seamless)"
@@ -498,8 +505,10 @@ def _parser() -> argparse.ArgumentParser:
     p = command("tasks", cmd_tasks, "the open tasks of this project, carried across its sessions")
     p.add_argument("--all", action="store_true", help="completed and dropped ones too")
     p.add_argument("--project", help="another project (its root path, or a part of it)")
-    p = command("endless", cmd_endless, "endless mode: on, off, status; snapshot prints a session's continuation")
-    p.add_argument("action", choices=["on", "off", "status", "snapshot"])
+    p = command(
+        "endless", cmd_endless, "endless mode: on, off, status; snapshot (a session's continuation), consolidate (now)"
+    )
+    p.add_argument("action", choices=["on", "off", "status", "snapshot", "consolidate"])
     p.add_argument("--session", help="snapshot: this session (default: the latest of this project)")
     p = command("stats", cmd_stats, "how memories are used: injected, resolved, expanded; the most cited")
     p.add_argument("--limit", type=int, default=10, help="how many memories (default 10)")

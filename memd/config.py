@@ -49,6 +49,13 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     search_budget = 2000        # smart search and details, unless the request says otherwise
     citation_format = "inline"  # how details cite their source: inline | footnote | reference
 
+    [endless]                   # continuity across sessions (memd/continuity/)
+    working_set_hours = 24.0    # how recent an event must be to stay in the working set
+    working_set_size = 100      # most events in a project's working set
+    consolidate_every = 3600.0  # seconds between consolidations (when there is something new)
+    consolidate_after_events = 100  # ... or after this many new events
+    consolidate_idle = 1800.0   # ... or once no event came for this many seconds
+
 File locations are not configured here (see memd_client/paths.py): the hook client
 must find the socket without reading TOML.
 """
@@ -142,6 +149,14 @@ class PrivacyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
                 ) from None
 
 
+class EndlessConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    working_set_hours: Positive = 24.0
+    working_set_size: Annotated[int, msgspec.Meta(ge=3, le=10_000)] = 100
+    consolidate_every: Positive = 3600.0
+    consolidate_after_events: Annotated[int, msgspec.Meta(ge=1)] = 100
+    consolidate_idle: Positive = 1800.0
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
@@ -150,6 +165,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    endless: EndlessConfig = msgspec.field(default_factory=EndlessConfig)
 
 
 class ConfigError(Exception):

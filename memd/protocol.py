@@ -256,9 +256,11 @@ class Stats(Request):
 
 
 class Endless(Request):
-    """Endless mode: ``enabled`` True or False switches it (persisted); None only asks."""
+    """Endless mode: ``enabled`` True or False switches it (persisted); None only asks.
+    ``consolidate`` runs a consolidation now."""
 
     enabled: bool | None = None
+    consolidate: bool = False
 
 
 class Continuation(Request):
@@ -538,6 +540,8 @@ class StatsReport(Reply):
 
 class EndlessStatus(Reply):
     enabled: bool
+    consolidated: int = 0
+    """Memories a consolidation asked for made."""
 
 
 class ContinuationResult(Reply):

@@ -35,7 +35,9 @@ from memd_client.paths import Paths
 from . import __version__, spool
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from .config import Config
+from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
+from .continuity import working_set
 from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
 from .metrics import Latencies
@@ -97,11 +99,19 @@ SPOOL_PARALLEL = 64
 class Daemon:
     """Serves one store on one listener; ``close`` begins a graceful shutdown."""
 
-    def __init__(self, paths: Paths, config: Config, store: Store, indexer: Indexer | None = None) -> None:
+    def __init__(
+        self,
+        paths: Paths,
+        config: Config,
+        store: Store,
+        indexer: Indexer | None = None,
+        consolidator: Consolidator | None = None,
+    ) -> None:
         self.paths = paths
         self.config = config
         self.store = store
         self.indexer = indexer
+        self.consolidator = consolidator or Consolidator(store.writer, config.endless)
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = Recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
@@ -270,7 +280,10 @@ class Daemon:
             case Stats():
                 return await self.recall.stats(request)
             case Endless():
-                return await self.recall.set_endless(request)
+                made = await self.consolidator.run_now() if request.consolidate else 0
+                reply = await self.recall.set_endless(request)
+                reply.consolidated = made
+                return reply
             case Continuation():
                 return await self.recall.continuation(request)
             case Tasks():
@@ -319,9 +332,10 @@ class Daemon:
         stdout = ""
         if live and not committed.duplicate:  # a hook that fired twice gets its context once
             stdout = await self._context(event)
-        if self.indexer is not None and not committed.duplicate:
-            # After the context: embedding the new event would compete with the query's embedding.
-            self.indexer.notify()
+        if not committed.duplicate:
+            self.consolidator.notify()
+            if self.indexer is not None:  # after the context: embedding would compete with the query's
+                self.indexer.notify()
         return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)
 
     async def _context(self, event: NewEvent) -> str:
@@ -484,17 +498,23 @@ async def run(
         prepare_private_dir(paths.state_dir)
         async with (
             open_store(
-                paths.database, busy_timeout_ms=config.store.busy_timeout_ms, batch_max=config.store.batch_max
+                paths.database,
+                busy_timeout_ms=config.store.busy_timeout_ms,
+                batch_max=config.store.batch_max,
+                working=working_set.Limits(config.endless.working_set_hours, config.endless.working_set_size),
             ) as store,
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(store.writer.run)
             indexer = Indexer(config.embedding, paths.database, paths.data_dir, store.writer)
+            consolidator = Consolidator(store.writer, config.endless)
             try:
                 listener = await _listen(paths.socket)
                 async with anyio.create_task_group() as services:
                     services.start_soon(indexer.run)
-                    await Daemon(paths, config, store, indexer).serve(listener, task_status=task_status)
+                    services.start_soon(consolidator.run)
+                    daemon = Daemon(paths, config, store, indexer, consolidator)
+                    await daemon.serve(listener, task_status=task_status)
                     services.cancel_scope.cancel()  # the indexer saves its index on the way out
             finally:
                 store.writer.close()

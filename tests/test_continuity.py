@@ -178,3 +178,58 @@ def test_snapshot_of_a_session() -> None:
     assert snapshot.last_reply is not None and snapshot.last_reply.cite == "C00008"
     assert (snapshot.last_event_id, snapshot.last_ts) == (8, 8.0)
     assert "login" in snapshot.topics and "auth.py" in snapshot.file_names
+
+
+# --- the working set and consolidation ----------------------------------------------------------
+
+
+def test_the_working_set_keeps_the_salient_recent_events(db: sqlite3.Connection) -> None:
+    from memd.continuity import working_set
+
+    now = 1_000_000.0
+    assert not working_set.admit(db, 1, 1, "s", "tool", 1, now, now, 24)  # a read: not salient
+    assert not working_set.admit(db, 2, 1, "s", "session_start", 2, now, now, 24)  # bookkeeping
+    assert not working_set.admit(db, 3, 1, "s", "prompt", 2, now - 25 * 3600, now, 24)  # too old
+    for n in range(10, 20):
+        assert working_set.admit(db, n, 1, "s", "prompt", 2 + (n == 12), now - (20 - n) * 600, now, 24)
+    working_set.trim(db, 1, now, 24, size=5)
+    kept = [m.event_id for m in working_set.members(db, 1, now)]
+    assert len(kept) == 5 and 12 in kept  # the important one survives its age
+    assert kept[0] == 12 or kept[0] == 19
+    working_set.trim(db, 1, now + 30 * 3600, 24, size=5)
+    assert working_set.members(db, 1, now) == []
+
+
+def test_groups_merge_and_consolidation_confidence() -> None:
+    from memd.continuity.consolidate import Source, consolidate, groups, set_key
+
+    def source(n: int, text: str, files: tuple[str, ...] = ()) -> Source:
+        return Source(n, f"C{n:05d}", "prompt", f"Prompt: {text[:20]}", text, files, n * 600.0)
+
+    sources = [
+        source(1, "login test fails on cookie expiry", ("/p/auth.py",)),
+        source(2, "cookie expiry in auth.py breaks login", ("/p/auth.py",)),
+        source(3, "login cookie TTL raised", ("/p/auth.py",)),
+        source(4, "deploy the staging cluster"),
+        source(5, "write release notes"),
+    ]
+    found = groups(sources)
+    assert [sorted(ids) for ids, _ in found] == [[1, 2, 3]]  # login, cooki, expiry, file:auth.py merged
+    memory = consolidate([s for s in sources if s.id in found[0][0]], found[0][1])
+    assert memory.sources == (1, 2, 3) and memory.text.count("[mem:C0000") == 3 and memory.files == ("auth.py",)
+    gap_hours = 600 / 3600
+    expected = 0.4 * 0.3 + 0.4 * (1 - gap_hours / 24) + 0.2 * min(3 / len(found[0][1]), 1)
+    assert memory.confidence == pytest.approx(expected, abs=1e-4)
+    assert set_key([3, 1, 2]) == set_key([1, 2, 3]) != set_key([1, 2])
+
+
+def test_graduation_levels() -> None:
+    from memd.continuity.graduation import level
+
+    assert level(0, None, 0, 0) == 0
+    assert level(1, 0.6, 1, 1) == 1
+    assert level(3, 0.75, 2, 10) == 2
+    assert level(3, 0.75, 1, 10) == 1  # L2 needs another session
+    assert level(10, 1.0, 4, 100) == 0  # every level needs its window, L1 30 days: stale metrics earn none
+    assert level(10, 1.0, 4, 1) == 4
+    assert level(10, None, 4, 1) == 0  # never found by a search nor asked for by id

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 
 import aiosqlite
 
+from ..continuity import working_set
 from .readers import Readers
 from .schema import migrate
 from .writer import Committed, StoreError, Writer
@@ -47,7 +48,9 @@ def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
 
 
 @asynccontextmanager
-async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int = 256) -> AsyncIterator[Store]:
+async def open_store(
+    path: str, *, busy_timeout_ms: int = 5000, batch_max: int = 256, working: working_set.Limits = working_set.DEFAULT
+) -> AsyncIterator[Store]:
     """Open (creating and migrating if needed) the database at ``path``.
 
     The caller runs ``store.writer.run()`` as a task and calls ``store.writer.close()``
@@ -59,7 +62,7 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, batch_max: int =
         migrate(write_conn)
         os.chmod(path, 0o600)
         read_conn = await aiosqlite.connect(path, isolation_level=None)
-        writer = Writer(write_conn, batch_max)
+        writer = Writer(write_conn, batch_max, working)
         readers = Readers(path, busy_timeout_ms=busy_timeout_ms)
         try:
             for pragma in _pragmas(busy_timeout_ms):

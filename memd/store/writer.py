@@ -43,11 +43,11 @@ from ..capture.events import LOGGED
 from ..capture.summary import SummaryRow, summarize
 from ..capture.text import has_cjk
 from ..cite import citation_id
-from ..continuity import tasks
+from ..continuity import tasks, working_set
 from ..continuity.snapshot import plain, session_rows, take
 from .schema import CITATION_ATTEMPTS
 
-__all__ = ["Committed", "StoreError", "Writer", "write_batch"]
+__all__ = ["Committed", "StoreError", "Writer", "insert_derived", "write_batch"]
 
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
@@ -184,7 +184,10 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
     summary = summarize(rows)
     conn.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary.line, session_id))
     title = f"Session summary: {summary.line}"[:300]
-    _derived(conn, session_id, project_id, "session_summary", title, summary.line, summary.meta, 2, rows[-1].ts, now)
+    insert_derived(
+        conn, f"session_summary:{session_id}", session_id, project_id, "session_summary", title, summary.line,
+        summary.meta, 2, rows[-1].ts, now,
+    )  # fmt: skip
 
 
 def refresh_snapshot(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
@@ -199,25 +202,29 @@ def refresh_snapshot(conn: sqlite3.Connection, session_id: str, project_id: int 
         return
     title = "Snapshot: " + (snapshot.goal[0].text if snapshot.goal else f"session {session_id[:8]}")
     meta = msgspec.to_builtins(snapshot)
-    _derived(conn, session_id, project_id, "snapshot", title[:300], plain(snapshot), meta, 1, rows[-1].ts, now)
+    insert_derived(
+        conn, f"snapshot:{session_id}", session_id, project_id, "snapshot", title[:300], plain(snapshot), meta, 1,
+        rows[-1].ts, now,
+    )  # fmt: skip
 
 
-def _derived(
-    conn: sqlite3.Connection, session_id: str, project_id: int | None, kind: str, title: str, text: str,
-    meta: dict, importance: int, ts: float, now: float,
-) -> None:  # fmt: skip
-    """Store (or replace in place) a session's derived event of ``kind``: one per session."""
+def insert_derived(
+    conn: sqlite3.Connection, key: str, session_id: str | None, project_id: int | None, kind: str, title: str,
+    text: str, meta: dict, importance: int, ts: float, now: float,
+) -> int:  # fmt: skip
+    """Store (or replace in place) the derived event of idempotency key ``key``; its id."""
     encoded = json.dumps(meta, ensure_ascii=False)
     (event_id,) = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
         " cjk = excluded.cjk, meta = excluded.meta, client_ts = excluded.client_ts,"
         " received_at = excluded.received_at, size = excluded.size RETURNING id",
         (
-            f"{kind}:{session_id}", "memd", session_id, project_id, session_id, kind, None, title, text, encoded,
+            key, "memd", session_id, project_id, session_id, kind, None, title, text, encoded,
             encoded, importance, ts, now, len(encoded), False, has_cjk(title) or has_cjk(text),
         ),
     ).fetchone()  # fmt: skip
     assign_citation(conn, event_id)
+    return event_id
 
 
 def write_batch(
@@ -225,13 +232,15 @@ def write_batch(
     jobs: list[tuple[NewEvent, str | None]],
     rejections: list[Rejection],
     summarize_sessions: frozenset[str] = frozenset(),
+    working: working_set.Limits = working_set.DEFAULT,
 ) -> list[Committed]:
     """Write one batch in one transaction; the result lines up with ``jobs``.
 
     An event whose idempotency key is already stored (earlier, or earlier in this
     batch) is not written again: its result is the stored id, ``duplicate=True``.
     The summaries of ``summarize_sessions`` are refreshed when one of their events in
-    the batch is a new Stop or SessionEnd.
+    the batch is a new Stop or SessionEnd.  New events join their project's working set,
+    which is then trimmed to ``working``.
     """
     now = time.time()
     conn.execute("BEGIN IMMEDIATE")
@@ -240,17 +249,25 @@ def write_batch(
         project_ids: dict[str, int] = {}
         results = []
         summaries: dict[str, int | None] = {}
+        trimmed: set[int | None] = set()
         for event, root in jobs:
             if root and root not in project_ids:
                 project_ids[root] = _project_id(conn, root, now)
             project_id = project_ids.get(root) if root else None
             result = _insert(conn, event, project_id)
             results.append(result)
+            if not result.duplicate and working_set.admit(
+                conn, result.event_id, project_id, event.session_id, event.kind, event.importance,
+                event.client_ts, now, working.hours,
+            ):  # fmt: skip
+                trimmed.add(project_id)
             if event.session_id in summarize_sessions and event.event in SUMMARY_EVENTS and not result.duplicate:
                 summaries[event.session_id] = project_id
         for session_id, project_id in summaries.items():
             refresh_summary(conn, session_id, project_id, now)
             refresh_snapshot(conn, session_id, project_id, now)
+        for project_id in trimmed:
+            working_set.trim(conn, project_id, now, working.hours, working.size)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
@@ -274,9 +291,12 @@ class Writer:
     The connection is used only from ``run``'s worker thread calls, one at a time.
     """
 
-    def __init__(self, conn: sqlite3.Connection, batch_max: int = 256) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, batch_max: int = 256, working: working_set.Limits = working_set.DEFAULT
+    ) -> None:
         self._conn = conn
         self._batch_max = batch_max
+        self._working = working
         self._thread = anyio.CapacityLimiter(1)
         self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
         self._commits = 0  # since the last checkpoint
@@ -399,7 +419,7 @@ class Writer:
         items = [job.item for job in jobs if isinstance(job.item, tuple)]
         summarize = self._due_summaries([event for event, _ in items])
         try:
-            results = await self._in_thread(write_batch, self._conn, items, rejections, summarize)
+            results = await self._in_thread(write_batch, self._conn, items, rejections, summarize, self._working)
         except Exception as exc:  # sqlite3.Error above all; any failure must reach the callers
             error = StoreError(f"could not commit {len(jobs)} event(s): {exc}")
             unexpected = not isinstance(exc, sqlite3.Error)
