@@ -205,3 +205,36 @@ def test_consolidation_is_idempotent_cites_real_sources_and_keeps_privacy(daemon
     assert json.loads(daemon.memctl("endless", "consolidate", "--json").stdout)["consolidated"] == 0  # idempotent
     top = daemon.memctl("search", "login cookie TTL", "--project", "proj", "--kind", "consolidated", "--json")
     assert json.loads(top.stdout)["results"]  # searchable
+
+
+def test_a_big_session_still_fits_its_budget(daemon: Instance) -> None:
+    from memd.tokens import estimate_tokens
+
+    cwd = f"{daemon.root}/big"
+    os.makedirs(cwd)
+    start = time.time() - 3000
+    for n in range(40):
+        send(
+            daemon,
+            "UserPromptSubmit",
+            start + n,
+            "s-big",
+            cwd,
+            prompt=f"Refactor module {n}: " + "we decided to always " * 40,
+        )
+        send(daemon, "PostToolUse", start + n, "s-big", cwd, tool_use_id=f"e{n}", tool_name="Edit",
+             tool_input={"file_path": f"{cwd}/src/module_{n}.py", "old_string": "a", "new_string": "b"},
+             tool_response={"filePath": f"{cwd}/src/module_{n}.py"})  # fmt: skip
+        send(daemon, "PostToolUseFailure", start + n, "s-big", cwd, tool_use_id=f"f{n}", tool_name="Bash",
+             tool_input={"command": f"make target{n}"}, error="boom " * 200)  # fmt: skip
+    send(
+        daemon,
+        "PostToolUse",
+        start + 50,
+        "s-big",
+        cwd,
+        **todo(*((f"task {n} " + "x" * 200, "pending") for n in range(30))),
+    )
+    block = hook(daemon, "SessionStart", "s-big", cwd, source="compact")
+    assert 'mode="continuation"' in block
+    assert estimate_tokens(block) <= 2000 and len(block) <= 8000
