@@ -549,7 +549,7 @@ def _starting_material(conn: sqlite3.Connection, project_id: int, session: str |
 
     tasks = [
         Line("Open tasks", f"[mem:{t.cite}] [{t.status}] {' '.join(t.content.split())[:LINE_CHARS]}", t.event_id)
-        for t in open_tasks(conn, project_id, OPEN_TASKS)
+        for t in open_tasks(conn, project_id, now, OPEN_TASKS)
     ]
     return [
         *(line("Recent sessions", r, f"[mem:{r[1]}] {day(r[6])}: {r[5] or r[4]}") for r in summaries),

@@ -122,7 +122,8 @@ def test_todo_lists_become_tasks_with_history(db: sqlite3.Connection) -> None:
         ("Fix the login test", "in_progress", "completed", "completed"),
         ("Fix the login test", "completed", "in_progress", "reopened"),
     ]
-    (task,) = open_tasks(db, 1)
+    (task,) = open_tasks(db, 1, now=4.0)
+    assert open_tasks(db, 1, now=4.0 + 15 * 86400) == []  # untouched for two weeks: stale, not carried
     assert (task.content, task.status, task.cite, task.event_id) == ("Fix the login test", "in_progress", "C00004", 4)
 
 

@@ -112,10 +112,12 @@ def _error_keys(row: Row) -> set[str]:
     return keys or {f"tool:{row.tool}"}
 
 
-def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | None, now: float) -> Snapshot:
-    """The working state of a session from its events, oldest first."""
+def take(
+    rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | None, now: float, *, scored: bool = True
+) -> Snapshot:
+    """The working state of a session from its events, oldest first.  ``scored``: with the
+    aspects the continuity score needs (a snapshot only shown, not stored, skips them)."""
     goal: list[Item] = []
-    said: list[Item] = []
     files: dict[str, FileInPlay] = {}
     errors: dict[str, Row] = {}
     last_reply = compact = None
@@ -124,10 +126,8 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
             prompt = row.text or row.title.removeprefix("Prompt: ")
             if is_substantive(prompt):
                 goal.append(Item(text=_flat(prompt), cite=row.cite, id=row.id, ts=row.ts))
-            said += [Item(text=_flat(s), cite=row.cite, id=row.id, ts=row.ts) for s in decisions(prompt)]
         elif row.kind == "assistant":
             last_reply = Item(text=_flat(row.text or row.title, 500), cite=row.cite, id=row.id, ts=row.ts)
-            said += [Item(text=_flat(s), cite=row.cite, id=row.id, ts=row.ts) for s in decisions(row.text)]
         elif row.kind == "compact_summary":
             compact = Item(text=row.text, cite=row.cite, id=row.id, ts=row.ts)
         elif row.kind == "tool_error":
@@ -144,16 +144,19 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
                     seen.cite, seen.id, seen.ts = row.cite, row.id, row.ts
     work = [row for row in rows if row.kind not in BOOKKEEPING]
     open_errors = sorted({row.id: row for row in errors.values()}.values(), key=lambda r: -r.id)[:ERRORS]
-    unique_decisions = list({item.text: item for item in reversed(said)}.values())[:DECISIONS]
+    said: dict[str, Item] = {}  # the newest decisions, newest first: scanned backwards until there are enough
+    for row in reversed(rows):
+        if len(said) >= DECISIONS:
+            break
+        if row.kind in ("prompt", "assistant"):
+            for sentence in reversed(decisions(row.text or row.title)):
+                said.setdefault(_flat(sentence), Item(text=_flat(sentence), cite=row.cite, id=row.id, ts=row.ts))
+    unique_decisions = list(said.values())[:DECISIONS]
     tasks = [
         Item(text=f"[{t.status}] {_flat(t.content)}", cite=t.cite, id=t.event_id, ts=t.updated_at) for t in open_tasks
     ]
-    found = aspects(
-        [item.text for item in goal[-GOALS:]]
-        + [item.text for item in unique_decisions]
-        + [t.content for t in open_tasks],
-        paths=list(files),
-    )
+    said_texts = [item.text for item in goal[-GOALS:]] + [item.text for item in unique_decisions]
+    found = aspects(said_texts + [t.content for t in open_tasks], paths=list(files)) if scored else None
     return Snapshot(
         session_id=session,
         taken_at=now,
@@ -166,9 +169,9 @@ def take(rows: Sequence[Row], open_tasks: Sequence[OpenTask], session: str | Non
         decisions=unique_decisions,
         last_reply=last_reply,
         compact_summary=compact,
-        topics=list(found.topics),
-        file_names=list(found.files),
-        entities=list(found.entities),
+        topics=list(found.topics) if found else [],
+        file_names=list(found.files) if found else [],
+        entities=list(found.entities) if found else [],
     )
 
 

@@ -38,8 +38,8 @@ _decode = msgspec.json.Decoder(Snapshot).decode
 
 
 def fresh(conn: sqlite3.Connection, session: str, project_id: int | None, now: float) -> Snapshot:
-    """The working state of ``session`` now, from its events."""
-    return take(session_rows(conn, session), open_tasks(conn, project_id), session, now)
+    """The working state of ``session`` now, from its events (to show: without the aspects)."""
+    return take(session_rows(conn, session), open_tasks(conn, project_id, now), session, now, scored=False)
 
 
 def latest(conn: sqlite3.Connection, project_id: int, not_session: str | None) -> Stored | None:

@@ -33,6 +33,7 @@ from rapidfuzz import fuzz
 __all__ = [
     "OPEN",
     "SAME_TASK",
+    "STALE_DAYS",
     "Change",
     "OpenTask",
     "apply",
@@ -44,6 +45,7 @@ __all__ = [
 
 OPEN: Final = ("pending", "in_progress")
 SAME_TASK: Final = 88.0
+STALE_DAYS: Final = 14.0
 _PUNCTUATION: Final = re.compile(r"[^\w\s]")
 
 
@@ -177,17 +179,21 @@ def apply(
     return changes
 
 
-def open_tasks(conn: sqlite3.Connection, project_id: int | None, limit: int = 20) -> list[OpenTask]:
-    """The project's open tasks: in progress first, then the most recently changed."""
+def open_tasks(conn: sqlite3.Connection, project_id: int | None, now: float, limit: int = 20) -> list[OpenTask]:
+    """The project's open tasks: in progress first, then the most recently changed.
+
+    A task nobody touched for ``STALE_DAYS`` is left out: agents abandon todo lists without
+    closing them, and a months-old "pending" is noise, not work in progress (``memctl tasks
+    --all`` still lists it)."""
     return [
         OpenTask(*row)
         for row in conn.execute(
             "SELECT t.id, t.content, t.status, t.active_form, coalesce(c.cite, ''), t.updated_at, t.session_id,"
             " t.event_id"
             " FROM tasks t LEFT JOIN citations c ON c.event_id = t.event_id"
-            " WHERE t.project_id IS ? AND t.status IN ('pending', 'in_progress')"
+            " WHERE t.project_id IS ? AND t.status IN ('pending', 'in_progress') AND t.updated_at >= ?"
             " ORDER BY t.status = 'in_progress' DESC, t.updated_at DESC LIMIT ?",
-            (project_id, limit),
+            (project_id, now - STALE_DAYS * 86400, limit),
         )
     ]
 

@@ -197,7 +197,7 @@ def refresh_snapshot(conn: sqlite3.Connection, session_id: str, project_id: int 
         return
     if project_id is None:
         project_id = conn.execute("SELECT project_id FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
-    snapshot = take(rows, tasks.open_tasks(conn, project_id), session_id, now)
+    snapshot = take(rows, tasks.open_tasks(conn, project_id, now), session_id, now)
     if snapshot.empty:
         return
     title = "Snapshot: " + (snapshot.goal[0].text if snapshot.goal else f"session {session_id[:8]}")
