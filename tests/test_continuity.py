@@ -69,6 +69,8 @@ def test_score_modes_and_decay() -> None:
     assert continuity(partly, old, hours=24 * 14).mode == "break"
     other = continuity({"topics": ["deploy", "kubernet"]}, old, hours=1)
     assert other.mode == "break"
+    short = continuity({"topics": ["login"]}, old, hours=24 * 300)  # "login?" months later: weak evidence
+    assert short.mode == "break" and short.parts["topics"] == pytest.approx(1 / 3)
     empty = continuity({}, old, hours=0)  # at SessionStart nothing is known yet: time alone, at most 0.3
     assert empty.score == pytest.approx(0.3) and empty.mode == "break"
 

@@ -110,13 +110,16 @@ def test_clear_then_the_first_prompt_decides(daemon: Instance) -> None:
     send(daemon, "SessionEnd", time.time() - 0.4 * HOUR, "s-work", cwd, reason="clear")
     start = hook(daemon, "SessionStart", "s-after", cwd, source="clear")
     assert 'mode="standard"' in start and "break; the first prompt decides again" in start
-    first = hook(
-        daemon, "UserPromptSubmit", "s-after", cwd, prompt="the cookie TTL in auth.py and the flaky login test"
-    )
+    first = hook(daemon, "UserPromptSubmit", "s-after", cwd, prompt=ON_TOPIC)
     assert 'mode="continuation"' in first and "first prompt: continuity" in first and "seamless" in first
     assert "[in_progress] Document the TTL setting" in first
     again = hook(daemon, "UserPromptSubmit", "s-after", cwd, prompt="the cookie TTL in auth.py and the login test")
     assert 'mode="continuation"' not in again  # given once
+
+    hook(daemon, "SessionStart", "s-slash", cwd, source="clear")
+    assert hook(daemon, "UserPromptSubmit", "s-slash", cwd, prompt="/model opus") == ""
+    after_command = hook(daemon, "UserPromptSubmit", "s-slash", cwd, prompt=ON_TOPIC)
+    assert 'mode="continuation"' in after_command  # a slash command is not the first prompt
 
     hook(daemon, "SessionStart", "s-other", cwd, source="clear")
     other = hook(daemon, "UserPromptSubmit", "s-other", cwd, prompt="write a haiku about kubernetes ingress")

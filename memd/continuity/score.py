@@ -21,6 +21,9 @@ Two choices make the seed's formula work on real input:
   unrelated one is a break (time alone: at most 0.3), and one that shares half its topics
   is a topic shift.  At SessionStart the new session has no content at all: the score is
   the time term alone, and the first prompt decides.
+- **A short prompt is weak evidence.**  Its topic overlap counts in proportion to how many
+  topics it names, up to ``MIN_TOPICS``: a two-word prompt fully inside a months-old
+  session's vocabulary is not a reason to hand that session's state back.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ TOPIC_SHIFT: Final = 0.4
 DECAY_HOURS: Final = 48.0
 WEIGHTS: Final = {"topics": 0.3, "files": 0.2, "entities": 0.2}
 TIME_WEIGHT: Final = 0.3
+MIN_TOPICS: Final = 3
+"""Topics a prompt must name for its topic overlap to count in full: "fix it" matches
+every session's vocabulary and says little about which one it carries on."""
 BREAK: Final = "break"
 
 
@@ -63,6 +69,7 @@ def continuity(new: dict[str, Sequence[str]], old: dict[str, Sequence[str]], hou
     ``old`` taken ``hours`` ago."""
     decay = math.exp(-max(0.0, hours) / DECAY_HOURS)
     parts = {name: overlap(new.get(name, ()), old.get(name, ())) for name in WEIGHTS}
+    parts["topics"] *= min(1.0, len(set(new.get("topics", ()))) / MIN_TOPICS)
     present = [name for name in WEIGHTS if new.get(name)]
     content = sum(WEIGHTS[name] * parts[name] for name in present) / sum(WEIGHTS[name] for name in present or WEIGHTS)
     score = TIME_WEIGHT * decay + (1 - TIME_WEIGHT) * content

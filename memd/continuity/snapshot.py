@@ -37,6 +37,7 @@ are quoted in part."""
 WINDOW: Final = 2000
 """The latest events of a session a snapshot reads: a working state is recent by nature."""
 GOALS: Final = 3
+TASKS: Final = 10
 FILES: Final = 10
 ERRORS: Final = 5
 DECISIONS: Final = 5
@@ -152,8 +153,9 @@ def take(
             for sentence in reversed(decisions(row.text or row.title)):
                 said.setdefault(_flat(sentence), Item(text=_flat(sentence), cite=row.cite, id=row.id, ts=row.ts))
     unique_decisions = list(said.values())[:DECISIONS]
+    ordered = sorted(open_tasks, key=lambda t: t.session_id != session)[:TASKS]  # its own first (a stable sort)
     tasks = [
-        Item(text=f"[{t.status}] {_flat(t.content)}", cite=t.cite, id=t.event_id, ts=t.updated_at) for t in open_tasks
+        Item(text=f"[{t.status}] {_flat(t.content)}", cite=t.cite, id=t.event_id, ts=t.updated_at) for t in ordered
     ]
     said_texts = [item.text for item in goal[-GOALS:]] + [item.text for item in unique_decisions]
     found = aspects(said_texts + [t.content for t in open_tasks], paths=list(files)) if scored else None

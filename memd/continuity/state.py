@@ -46,7 +46,8 @@ def latest(conn: sqlite3.Connection, project_id: int, not_session: str | None) -
     """The project's most recent stored snapshot of another session than ``not_session``."""
     row = conn.execute(
         "SELECT e.id, coalesce(c.cite, ''), e.meta FROM events e LEFT JOIN citations c ON c.event_id = e.id"
-        " WHERE e.project_id = ? AND e.kind = 'snapshot' AND e.session_id IS NOT ? ORDER BY e.client_ts DESC LIMIT 1",
+        " WHERE e.id = (SELECT id FROM events WHERE project_id = ? AND kind = 'snapshot' AND session_id IS NOT ?"
+        " ORDER BY client_ts DESC LIMIT 1)",  # sort the ids, not the snapshots (their meta is kilobytes)
         (project_id, not_session),
     ).fetchone()
     if row is None:
@@ -82,9 +83,12 @@ def since(conn: sqlite3.Connection, project_id: int, session: str, after_id: int
 
 
 def session_info(conn: sqlite3.Connection, session: str) -> SessionInfo:
-    """How a session started and how many prompts it has had."""
+    """How a session started and how many prompts it has had (slash commands and Claude
+    Code's echoes of them not counted: they say nothing of what the user is after)."""
     row = conn.execute("SELECT source FROM sessions WHERE id = ?", (session,)).fetchone()
     (prompts,) = conn.execute(
-        "SELECT count(*) FROM events WHERE session_id = ? AND kind = 'prompt'", (session,)
+        "SELECT count(*) FROM events WHERE session_id = ? AND kind = 'prompt'"
+        " AND title NOT LIKE 'Prompt: /%' AND title NOT LIKE 'Prompt: <%'",
+        (session,),
     ).fetchone()
     return SessionInfo(row[0] if row else None, prompts)

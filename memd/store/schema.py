@@ -294,7 +294,7 @@ MIGRATIONS: Final = (
             used_at     REAL NOT NULL,
             how         TEXT NOT NULL CHECK (how IN ('injected', 'resolved', 'expanded'))
         );
-        CREATE INDEX citation_usage_by_event ON citation_usage(event_id, used_at);
+        CREATE INDEX citation_usage_by_event ON citation_usage(event_id, session_id);
         CREATE INDEX citation_usage_by_session ON citation_usage(session_id, how, event_id);
         -- What a session starts with: a project's latest summaries, errors, prompts.
         CREATE INDEX events_by_project_kind ON events(project_id, kind, id);

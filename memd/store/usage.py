@@ -28,8 +28,8 @@ def record(
     conn: sqlite3.Connection, event_ids: Iterable[int], session: str | None, how: str, now: float,
     confidence: Mapping[int, float] | None = None,
 ) -> int:  # fmt: skip
-    """Log one use of each event (one transaction), then refresh their graduation levels;
-    return the rows written.
+    """Log one use of each event and count it toward its graduation (one transaction);
+    return the uses.
 
     ``confidence`` is the retrieval confidence each was found with; without one, a use by
     id (resolved, expanded) counts 1.0, an injection none.
@@ -38,24 +38,26 @@ def record(
         raise ValueError(f"unknown usage {how!r}: one of {', '.join(HOW)}")
     default = None if how == "injected" else 1.0
     found = confidence or {}
-    rows = [(event_id, session, now, how, found.get(event_id, default)) for event_id in dict.fromkeys(event_ids)]
-    if not rows:
+    uses = [(event_id, found.get(event_id, default)) for event_id in dict.fromkeys(event_ids)]
+    if not uses:
         return 0
     conn.execute("BEGIN IMMEDIATE")
     try:
-        # An id may name an event deleted since it was read: such a use is not kept.
-        conn.executemany(
-            "INSERT INTO citation_usage (event_id, session_id, used_at, how, confidence)"
-            " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM events WHERE id = ?1)",
-            rows,
-        )
-        graduation.refresh(conn, [row[0] for row in rows], now)
+        for event_id, used_with in uses:
+            # An id may name an event deleted since it was read: such a use is not kept.
+            if conn.execute("SELECT 1 FROM events WHERE id = ?", (event_id,)).fetchone():
+                graduation.count_use(conn, event_id, session, used_with, now)
+                conn.execute(
+                    "INSERT INTO citation_usage (event_id, session_id, used_at, how, confidence)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (event_id, session, now, how, used_with),
+                )
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    return len(rows)
+    return len(uses)
 
 
 def injected(conn: sqlite3.Connection, session: str) -> set[int]:
