@@ -51,7 +51,6 @@ for frames the hook client could not hand over; both are reported.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -61,14 +60,14 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from corpus import Corpus
-from harness import REPO, Instance, isolated_daemon, markdown_table, summary
+from harness import REPO, Instance, isolated_daemon, markdown_table, parse_arguments, summary
 from retrieval import GOLDEN, drain, load
 from search import SCOPED, ensure_database, queries  # search imports memd.embed before usearch
 
@@ -146,6 +145,18 @@ def corpus_daemon(n: int, seed: int) -> Iterator[tuple[Instance, str, float]]:
 
     with isolated_daemon(seed=copy_store) as instance:
         yield instance, root, wait_ready(instance)
+
+
+def python_floor(instance: Instance) -> Callable[[int], tuple[float, str]]:
+    """One run of ``python -I -S -c pass``: the floor a hook process is measured against."""
+    argv = [PYTHON, "-I", "-S", "-c", "pass"]
+
+    def floor(_: int) -> tuple[float, str]:
+        started = time.perf_counter()
+        subprocess.run(argv, input=b"{}\n", capture_output=True, env=instance.env, check=False)
+        return (time.perf_counter() - started) * 1000, ""
+
+    return floor
 
 
 def context_of(stdout: str | bytes) -> str:
@@ -454,13 +465,7 @@ def latency(n: int, runs: int, warmup: int, seed: int) -> dict[str, Any]:
             a1 = _interleaved(runs, warmup, [("ping", ping), ("UserPromptSubmit", socket_prompt)])
             result["daemon_prompt_only"] = _latency(instance.status().latency_ms.get("ingest"))
             a2 = _interleaved(runs, warmup, [("ping", ping), ("SessionStart", socket_start)])
-        floor_argv = [PYTHON, "-I", "-S", "-c", "pass"]
-
-        def floor(_: int) -> tuple[float, str]:
-            started = time.perf_counter()
-            subprocess.run(floor_argv, input=b"{}\n", capture_output=True, env=instance.env, check=False)
-            return (time.perf_counter() - started) * 1000, ""
-
+        floor = python_floor(instance)
         b = _interleaved(
             runs,
             warmup,
@@ -656,16 +661,7 @@ def report_latency(results: list[dict[str, Any]], runs: int, warmup: int) -> str
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="efficiency,replay,latency")
-    parser.add_argument("--sizes", default="10000,100000", help="corpus sizes for the latency part")
-    parser.add_argument("--runs", type=int, default=100, help="timed runs of each measurement (default 100)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed runs of each first (default 5)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args()
-    parts = set(args.parts.split(","))
-    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
+    args, parts, sizes = parse_arguments(__doc__ or "", "efficiency,replay,latency")
     out: dict[str, Any] = {}
     if "efficiency" in parts:
         out["efficiency"] = efficiency(args.seed)
@@ -673,21 +669,27 @@ def main() -> int:
         out["replay"] = replay()
     if "latency" in parts:
         out["latency"] = [latency(n, args.runs, args.warmup, args.seed) for n in sizes]
-    problems = [p for part in out.values() for r in (part if isinstance(part, list) else [part]) for p in r["problems"]]
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        sections = []
-        if "efficiency" in out:
-            sections.append(report_efficiency(out["efficiency"]))
-        if "replay" in out:
-            sections.append(report_replay(out["replay"]))
-        if "latency" in out:
-            sections.append(report_latency(out["latency"], args.runs, args.warmup))
-        print("\n\n".join(sections))
-        if problems:
-            print("\ndaemon log, warnings and errors:\n\n" + "\n".join(f"    {p}" for p in problems[:20]))
+    emit(
+        out,
+        args.json,
+        {
+            "efficiency": report_efficiency,
+            "replay": report_replay,
+            "latency": lambda results: report_latency(results, args.runs, args.warmup),
+        },
+    )
     return 0
+
+
+def emit(out: dict[str, Any], as_json: bool, reports: dict[str, Callable[[Any], str]]) -> None:
+    """Print the parts' results (as JSON, or each part's report in turn), then the daemons' log problems."""
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    print("\n\n".join(report(out[part]) for part, report in reports.items() if part in out))
+    problems = [p for part in out.values() for r in (part if isinstance(part, list) else [part]) for p in r["problems"]]
+    if problems:
+        print("\ndaemon log, warnings and errors:\n\n" + "\n".join(f"    {p}" for p in problems[:20]))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from memd.protocol import Ping, Pong, Status, StatusReport
 from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable
 
-__all__ = ["Instance", "isolated_daemon", "markdown_table", "payload_factory", "summary"]
+__all__ = ["Instance", "isolated_daemon", "markdown_table", "parse_arguments", "payload_factory", "summary"]
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO.parent / "shared" / "fixtures" / "claude-code" / "hooks" / "hook_PostToolUse.json"
@@ -153,3 +154,16 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def parse_arguments(doc: str, parts: str) -> tuple[argparse.Namespace, set[str], list[int]]:
+    """The options of the benchmarks that run parts over corpus sizes: (args, parts, sizes)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default=parts)
+    parser.add_argument("--sizes", default="10000,100000", help="corpus sizes for the latency part")
+    parser.add_argument("--runs", type=int, default=100, help="timed runs of each measurement (default 100)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs of each first (default 5)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    return args, set(args.parts.split(",")), [int(s.replace("_", "")) for s in args.sizes.split(",") if s]
