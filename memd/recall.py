@@ -420,7 +420,8 @@ class Recall:
     async def _first_prompt(self, event: NewEvent, root: str, project_id: int) -> str:
         """At the first prompt of a session that started fresh (startup, clear), the prompt is
         the best evidence of intent: if it carries on the project's last session (seamless),
-        that session's working state, unless this session already had it."""
+        that session's working state; on a topic shift, one line on where it left off; unless
+        this session already had it."""
         if not event.session_id or not await self.endless():
             return ""
         info = await self.store.readers.run(state.session_info, event.session_id)
@@ -433,12 +434,38 @@ class Recall:
         found = aspects([event.text])
         new = {"topics": found.topics, "files": found.files, "entities": found.entities}
         measured = continuity(new, _aspects(stored.snapshot), (now - stored.snapshot.last_ts) / 3600)
+        if measured.mode == "topic_shift":
+            return await self._previously(
+                event.session_id, root, stored, f"first prompt: {measured.reason}, topic shift"
+            )
         if measured.mode != "seamless":
             return ""
         why = f"first prompt: {measured.reason}, seamless"
         return await self._continuation(
             event.session_id, root, stored.snapshot, why, max_chars=CONTINUATION_CHARS, extra=[stored.event_id]
         )
+
+    async def _previously(self, session: str, root: str, stored: state.Stored, why: str) -> str:
+        """A topic shift: one line on where the last session left off, so the agent can ask for
+        more (the snapshot's id expands it) without being handed all of it."""
+        snapshot = stored.snapshot
+        where = snapshot.goal[0].text if snapshot.goal else (snapshot.tasks[0].text if snapshot.tasks else "")
+        if not where:
+            return ""
+        line = Line("Previously", f"[mem:{stored.cite}] {day(snapshot.last_ts)}: {where}", stored.event_id)
+        block, kept = memory_block(
+            {"project": _name(root), "root": root, "mode": "previously", "reason": why},
+            "The last session in this project was about something else; its working state is one id away.",
+            ("Previously",),
+            [line],
+            root=root,
+            hint=self.hint,
+            budget=self.config.context.prompt_budget,
+            max_chars=CONTINUATION_CHARS,
+        )
+        if block:
+            await self._used([item.event_id for item in kept], session, "injected")
+        return block
 
 
 def _name(root: str) -> str:

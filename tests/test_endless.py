@@ -121,9 +121,14 @@ def test_clear_then_the_first_prompt_decides(daemon: Instance) -> None:
     after_command = hook(daemon, "UserPromptSubmit", "s-slash", cwd, prompt=ON_TOPIC)
     assert 'mode="continuation"' in after_command  # a slash command is not the first prompt
 
+    hook(daemon, "SessionStart", "s-shift", cwd, source="clear")
+    shifted = hook(daemon, "UserPromptSubmit", "s-shift", cwd, prompt="deploy the login service to the staging cluster")
+    assert 'mode="previously"' in shifted and "topic shift" in shifted and 'mode="continuation"' not in shifted
+    assert "Previously:\n- [mem:" in shifted
+
     hook(daemon, "SessionStart", "s-other", cwd, source="clear")
     other = hook(daemon, "UserPromptSubmit", "s-other", cwd, prompt="write a haiku about kubernetes ingress")
-    assert 'mode="continuation"' not in other  # unrelated: a break
+    assert 'mode="continuation"' not in other and 'mode="previously"' not in other  # unrelated: a break
 
 
 def test_two_weeks_later_the_score_decays(daemon: Instance) -> None:
