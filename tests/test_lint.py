@@ -1,4 +1,4 @@
-"""The code base stays ruff-clean: checked by the same command that runs the suite."""
+"""The code base stays ruff-clean and installable: checked by the same command that runs the suite."""
 
 from __future__ import annotations
 
@@ -21,3 +21,12 @@ def test_ruff_check() -> None:
 def test_ruff_format() -> None:
     result = ruff("format", "--check", ".")
     assert result.returncode == 0, result.stdout
+
+
+def test_every_package_is_installed() -> None:
+    """A package missing from pyproject works in the editable dev install and breaks every other."""
+    import tomllib
+
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "memd").rglob("__init__.py")}
+    assert found <= declared, f"add to [tool.setuptools] packages: {sorted(found - declared)}"
