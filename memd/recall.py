@@ -4,6 +4,15 @@
     asked     Timeline → TimelineResult     Details → DetailsResult     SmartSearch → SmartResults
               Verify → Verification         Stats → StatsReport
     unasked   session_start(event) and prompt(event) → a ``<memory-context>`` block, or ""
+    endless   Endless → EndlessStatus        Continuation → ContinuationResult   Tasks → TaskList
+
+**Session start** (endless mode on, the default): ``compact``, ``resume`` and ``fork`` get
+the continuation block of the session's working state (``continuity/snapshot.py``), taken
+from its events at that moment; ``startup`` and ``clear`` are scored against the project's
+latest snapshot (``continuity/score.py``) and get the standard block unless seamless, and
+their first real prompt is scored again (seamless: the continuation; topic shift: one
+"Previously" line).  The standard block: recent session summaries, open tasks, important
+memories, recent errors.
 
 Each use of a memory is logged (``store/usage.py``): injected, resolved or expanded.
 The SQL is in ``retrieve/layers.py`` and here (``_starting_material``); the rendering
@@ -32,8 +41,6 @@ import sqlite3
 import sys
 import time
 from typing import Final
-
-import structlog
 
 from .capture import NewEvent
 from .cite import CITATION_RE, align
@@ -85,8 +92,6 @@ from .store import Store, settings, usage
 from .tokens import estimate_tokens
 
 __all__ = ["NotFound", "Recall"]
-
-log = structlog.get_logger("memd.recall")
 
 PROMPT_HIGH: Final = 0.85
 PROMPT_SUGGESTIONS: Final = 3
