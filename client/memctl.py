@@ -355,7 +355,8 @@ def cmd_endless(args: argparse.Namespace) -> int:
             _emit(args, _plain(reply), human)
             return 0
         enabled = {"on": True, "off": False}.get(args.action)
-        status = client.call(Endless(enabled=enabled, consolidate=args.action == "consolidate"), EndlessStatus)
+        request = Endless(enabled=enabled, consolidate=args.action == "consolidate", cwd=os.getcwd())
+        status = client.call(request, EndlessStatus)
     if args.action == "consolidate":
         _emit(
             args,
@@ -369,7 +370,7 @@ def cmd_endless(args: argparse.Namespace) -> int:
         if status.enabled
         else "sessions start with the standard block of the project's memories"
     )
-    _emit(args, _plain(status), f"endless mode is {state}: {what}")
+    _emit(args, _plain(status), f"endless mode is {state}: {what}; working set here: {status.working_set} events")
     return 0
 
 

@@ -261,6 +261,8 @@ class Endless(Request):
 
     enabled: bool | None = None
     consolidate: bool = False
+    cwd: str | None = None
+    """A directory of the project whose working set the reply counts."""
 
 
 class Continuation(Request):
@@ -542,6 +544,8 @@ class EndlessStatus(Reply):
     enabled: bool
     consolidated: int = 0
     """Memories a consolidation asked for made."""
+    working_set: int = 0
+    """Events in the working set of the project of ``cwd``."""
 
 
 class ContinuationResult(Reply):

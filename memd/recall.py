@@ -58,7 +58,7 @@ from .context import (
     memory_block,
     timeline_text,
 )
-from .continuity import state
+from .continuity import state, working_set
 from .continuity.extract import aspects
 from .continuity.score import continuity
 from .continuity.snapshot import Snapshot
@@ -257,7 +257,12 @@ class Recall:
         if request.enabled is not None:
             await self.store.writer.call(settings.put, "endless", "on" if request.enabled else "off")
             self._endless = request.enabled
-        return EndlessStatus(enabled=await self.endless())
+        reply = EndlessStatus(enabled=await self.endless())
+        if request.cwd:
+            _root, project_id = await self.retriever.project(request.cwd)
+            if project_id is not None:
+                reply.working_set = len(await self.store.readers.run(working_set.members, project_id, time.time()))
+        return reply
 
     async def session_start(self, event: NewEvent) -> str:
         """The block a session starts with: in endless mode, by how it started (see the module

@@ -13,7 +13,7 @@ from typing import Any
 from conftest import FIXTURES, Instance
 from test_recall import hook, send
 
-from memd.protocol import Details, DetailsResult
+from memd.protocol import Details, DetailsResult, Endless, EndlessStatus
 
 STREAM = FIXTURES / "hooks" / "stream_compact.jsonl"
 SESSION = "8bbcceab-0b3e-4e24-98c9-ec146b1ca8c6"  # the session of the real stream
@@ -173,6 +173,8 @@ def test_tasks_and_the_endless_switch_through_memctl(daemon: Instance) -> None:
     snapshot = daemon.memctl("endless", "snapshot", "--session", "s-work")
     assert snapshot.returncode == 0 and 'mode="continuation"' in snapshot.stdout
     assert daemon.memctl("endless", "status").stdout.startswith("endless mode is on")
+    members = daemon.call(Endless(cwd=cwd), EndlessStatus).working_set
+    assert 5 <= members <= 10  # the salient events of the session: not the Read, not the session's bookkeeping
     assert daemon.memctl("endless", "off").stdout.startswith("endless mode is off")
     compacted = hook(daemon, "SessionStart", "s-work", cwd, source="compact", prompt_id="p-1")
     assert 'mode="standard"' in compacted and "endless mode is off" in compacted
