@@ -60,12 +60,12 @@ from memd.protocol import (
     Verify,
 )
 
-from . import paths
+from . import install, paths
 from .rpc import Client, DaemonError, DaemonUnavailable
 
 __all__ = ["main"]
 
-HOOK_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
+HOOK_SCRIPT = install.HOOK_SCRIPT
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 NOT_RUNNING_FIX = "start it with `memctl daemon start` (or run `memd` in a terminal)"
@@ -440,6 +440,46 @@ def hook_command(event: str, socket_flag: str | None = None) -> str:
     return shlex.join(argv)
 
 
+def _settings_path(args: argparse.Namespace) -> str:
+    if args.settings:
+        return os.path.abspath(args.settings)
+    base = os.path.expanduser("~") if args.scope == "user" else os.getcwd()
+    return os.path.join(base, ".claude", "settings.json")
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out)."""
+    path = _settings_path(args)
+    try:
+        settings, old = install.read(path)
+        if args.command == "install":
+            changed = install.merged(settings, lambda event: hook_command(event, args.socket))
+        else:
+            changed = install.without(settings)
+    except install.SettingsError as exc:
+        raise CommandError(f"{exc} (nothing was changed)") from None
+    new = install.render(changed)
+    same = changed == settings  # then the file is left as it is, formatting included
+    data: dict[str, Any] = {"settings": path, "changed": not same, "dry_run": args.dry_run, "backup": None}
+    if same:
+        state = "has memd's hooks already" if args.command == "install" else "has no memd hooks"
+        _emit(args, data, f"{path} {state}; nothing to do")
+        return 0
+    if args.dry_run:
+        data["diff"] = install.diff(path, old, new)
+        _emit(args, data, data["diff"] + f"\n(dry run: {path} was not changed)")
+        return 0
+    data["backup"] = install.write(path, old, new)
+    saved = f"; the previous version is in {data['backup']}" if data["backup"] else ""
+    what = (
+        f"memd's hooks ({len(install.HOOKS)} events) are in {path}"
+        if args.command == "install"
+        else f"memd's hooks are out of {path}"
+    )
+    _emit(args, data, what + saved + "; Claude Code reads it when a session starts")
+    return 0
+
+
 def cmd_hook_command(args: argparse.Namespace) -> int:
     if args.event not in HOOK_EVENTS:
         raise CommandError(f"unknown hook event {args.event!r}; one of: {', '.join(HOOK_EVENTS)}", exit_code=2)
@@ -519,6 +559,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vectors", action="store_true", help="every vector: re-embed all events in the background")
     p = command("daemon", lambda a: 2, "start or stop the daemon in the background")
     p.add_argument("action", choices=["start", "stop"])
+    for name, what in (
+        ("install", "merge memd's hooks into Claude Code's settings.json (keeps every other hook and key)"),
+        ("uninstall", "take exactly memd's hooks out of Claude Code's settings.json"),
+    ):
+        p = command(name, cmd_install, what)
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--settings", help="this settings file (default: by --scope)")
+        where.add_argument(
+            "--scope",
+            choices=["user", "project"],
+            default="user",
+            help="user: ~/.claude/settings.json (default); project: ./.claude/settings.json",
+        )
+        p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
     p = command("hook-command", cmd_hook_command, "print the command line Claude Code should run for a hook event")
     p.add_argument("event", metavar="EVENT", help=", ".join(HOOK_EVENTS))
     return parser

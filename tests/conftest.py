@@ -136,9 +136,12 @@ class Instance:
             timeout=timeout,
         )
 
+    def memctl_argv(self) -> list[str]:
+        return [PYTHON, "-m", "memd_client.memctl"]
+
     def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [PYTHON, "-m", "memd_client.memctl", *args],
+            [*self.memctl_argv(), *args],
             capture_output=True,
             text=True,
             env=self.env,

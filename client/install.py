@@ -1,0 +1,164 @@
+"""Claude Code's ``settings.json`` with memd's hooks merged in or taken out.  ``merged``
+and ``without`` are pure; ``write`` is the only IO (a timestamped backup, then an atomic
+replace).
+
+memd's entries are recognized by their command running memd's hook client: this
+installation's (``HOOK_SCRIPT``) or any installed one (``memd_client/hook.py``, e.g. from
+a virtualenv since moved).  Installing removes them first and adds the current ones
+(twice is once, and a stale path is repaired); uninstalling removes exactly them and the
+containers left empty by it.  Every other hook and key is kept as it was.
+
+Which events, and how (see Claude Code's hook reference): the two whose output becomes
+context run synchronously with a short timeout; capture runs ``async`` so the agent
+never waits for it; SessionEnd runs synchronously (its hooks share a 1.5 s budget and
+memd only enqueues).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = [
+    "HOOKS",
+    "HOOK_SCRIPT",
+    "MARKER",
+    "SettingsError",
+    "diff",
+    "is_memd",
+    "merged",
+    "read",
+    "render",
+    "without",
+    "write",
+]
+
+HOOK_SCRIPT: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
+"""This installation's hook client, which the commands run."""
+MARKER: Final = "memd_client/hook.py"
+"""What the command of any pip-installed memd's hook contains."""
+CONTEXT_TIMEOUT: Final = 10
+HOOKS: Final = {
+    "SessionStart": {"timeout": CONTEXT_TIMEOUT},
+    "UserPromptSubmit": {"timeout": CONTEXT_TIMEOUT},
+    "PostToolUse": {"async": True},
+    "PostToolUseFailure": {"async": True},
+    "PreCompact": {"async": True},
+    "PostCompact": {"async": True},
+    "Stop": {"async": True},
+    "SubagentStop": {"async": True},
+    "SessionEnd": {"timeout": 2},
+}
+"""The events memd hooks, with the options of each entry."""
+
+
+class SettingsError(Exception):
+    """The settings file cannot be used; it was not touched.  The message says why."""
+
+
+def is_memd(hook: object) -> bool:
+    """Whether a hook entry runs memd's hook client."""
+    command = str(hook.get("command", "")) if isinstance(hook, dict) else ""
+    return HOOK_SCRIPT in command or MARKER in command
+
+
+def without(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with every memd hook removed, and the groups, events and ``hooks`` object
+    that only memd filled removed with them."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                mine = [h for h in group["hooks"] if is_memd(h)]
+                if mine:
+                    group = {**group, "hooks": [h for h in group["hooks"] if not is_memd(h)]}
+                    if not group["hooks"]:
+                        continue
+            kept.append(group)
+        if kept:
+            hooks[event] = kept
+        elif groups:  # memd's entries were all there was
+            del hooks[event]
+    if not hooks and "hooks" in settings and settings["hooks"] != {}:
+        del result["hooks"]
+    return result
+
+
+def merged(settings: dict[str, Any], command: Callable[[str], str]) -> dict[str, Any]:
+    """``settings`` with memd's current hooks (``command(event)`` runs the hook client)."""
+    result = without(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f'"hooks" is a {type(hooks).__name__}, not an object: fix or remove it first')
+    for event, options in HOOKS.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SettingsError(f'"hooks.{event}" is a {type(groups).__name__}, not a list: fix or remove it first')
+        groups.append({"hooks": [{"type": "command", "command": command(event), **options}]})
+    return result
+
+
+def read(path: str) -> tuple[dict[str, Any], str]:
+    """(the settings, the file's text); a missing file is an empty object."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from None
+    if not text.strip():
+        return {}, text
+    try:
+        settings = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix it, then run this again"
+        ) from None
+    if not isinstance(settings, dict):
+        raise SettingsError(f"{path} holds a JSON {type(settings).__name__}, not an object; fix it first")
+    return settings, text
+
+
+def render(settings: dict[str, Any]) -> str:
+    """The file's new text: two-space JSON, non-ASCII kept, a final newline."""
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def diff(path: str, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, f"{path} (new)"))
+
+
+def write(path: str, old: str, new: str) -> str | None:
+    """Replace the file's text atomically, after a timestamped backup of the old one (its
+    path, None when there was no file)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    backup = None
+    mode = 0o644
+    if os.path.exists(path):
+        mode = os.stat(path).st_mode & 0o777
+        backup = f"{path}.memd-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+        with open(backup, "w", encoding="utf-8") as f:
+            f.write(old)
+        os.chmod(backup, mode)
+    temporary = f"{path}.memd-tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(new)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+    return backup
