@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -69,14 +68,13 @@ from typing import Any, NamedTuple
 from corpus import Corpus
 from harness import REPO, Instance, isolated_daemon, markdown_table, parse_arguments, summary
 from retrieval import GOLDEN, drain, load
-from search import SCOPED, ensure_database, queries  # search imports memd.embed before usearch
+from search import SCOPED, copy_corpus, ensure_database, queries  # search imports memd.embed before usearch
 
 from memd.config import ContextConfig
 from memd.context import detail_text, index_line
 from memd.protocol import Details, DetailsResult, Ingest, Ingested, Latency, Ping, Pong, Search, SearchResults
 from memd.tokens import estimate_tokens
 from memd_client.memctl import HOOK_SCRIPT
-from memd_client.paths import Paths
 from memd_client.rpc import Client
 
 TRANSCRIPTS = REPO.parent / "shared" / "fixtures" / "claude-code" / "transcripts" / "-home-marco-projects-spotter"
@@ -136,14 +134,7 @@ def corpus_daemon(n: int, seed: int) -> Iterator[tuple[Instance, str, float]]:
     conn.close()
     root = SCOPED if SCOPED in roots else roots[0]
 
-    def copy_store(paths: Paths) -> None:  # as search.py's rss part does
-        os.makedirs(paths.data_dir, mode=0o700)
-        shutil.copyfile(path, paths.database)
-        source_index = os.path.join(os.path.dirname(path), "vectors")
-        if os.path.isdir(source_index):
-            shutil.copytree(source_index, os.path.join(paths.data_dir, "vectors"))
-
-    with isolated_daemon(seed=copy_store) as instance:
+    with isolated_daemon(seed=copy_corpus(path)) as instance:
         yield instance, root, wait_ready(instance)
 
 

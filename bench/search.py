@@ -38,6 +38,7 @@ import sqlite3
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -294,7 +295,9 @@ def disk(n: int, path: str) -> dict[str, object]:
 # --- daemon RSS -------------------------------------------------------------------------------
 
 
-def rss(path: str, seed: int) -> dict[str, object]:
+def copy_corpus(path: str) -> Callable[[Paths], None]:
+    """A seed for ``isolated_daemon``: a copy of the cached database ``path`` and its vector index."""
+
     def copy_store(paths: Paths) -> None:
         os.makedirs(paths.data_dir, mode=0o700)
         shutil.copyfile(path, paths.database)
@@ -302,7 +305,11 @@ def rss(path: str, seed: int) -> dict[str, object]:
         if os.path.isdir(source_index):
             shutil.copytree(source_index, os.path.join(paths.data_dir, "vectors"))
 
-    with isolated_daemon(seed=copy_store) as instance:
+    return copy_store
+
+
+def rss(path: str, seed: int) -> dict[str, object]:
+    with isolated_daemon(seed=copy_corpus(path)) as instance:
         started = time.perf_counter()
         while (status := instance.status()).embedding is None or status.embedding.state != "ready":
             if instance.proc.poll() is not None or time.perf_counter() - started > 600:

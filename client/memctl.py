@@ -262,7 +262,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     parts = [detail_text(d, args.format) for d in reply.details]
     if reply.omitted:
         parts.append(f"not shown, over the {args.budget}-token budget: {' '.join(reply.omitted)} (raise --budget)")
-    _emit(args, _plain(reply), "\n\n".join(parts))
+    if parts or args.json:
+        _emit(args, _plain(reply), "\n\n".join(parts))
     if reply.missing:
         raise CommandError(f"no memory {', '.join(map(repr, reply.missing))}: use ids from memctl search")
     return 0

@@ -527,11 +527,20 @@ def memctl_command() -> str:
     return shlex.quote(beside)
 
 
-_NOT_QUESTIONS: Final = ("/", "<command-", "<local-command", "<memory-context", "memd:", "Caveat: The messages below")
+_NOT_QUESTIONS: Final = (
+    "/",
+    "<command-",
+    "<local-command",
+    "<task-notification",
+    "<memory-context",
+    "memd:",
+    "Caveat: The messages below",
+)
 
 
 def _not_a_question(text: str) -> bool:
-    """A slash command, Claude Code's own echo of one, or memd's own output pasted back."""
+    """A slash command, Claude Code's own echo of one or notice of a background task, or memd's
+    own output pasted back."""
     if text.startswith(_NOT_QUESTIONS) or "<memory-context" in text:
         return True
     return not CITATION_RE.sub("", text).strip(" \n\t,;.")  # nothing but citation ids

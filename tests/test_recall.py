@@ -332,7 +332,12 @@ def test_prompts_that_are_not_questions_get_nothing(daemon: Instance) -> None:
     cwd = f"{daemon.root}/p"
     event_id = daemon.remember("The release checklist lives in docs/release.md", cwd, session="old")
     cite = cite_of(daemon, event_id)
-    for prompt in ("/compact release checklist", f"[mem:{cite}]", "<memory-context>release checklist</memory-context>"):
+    for prompt in (
+        "/compact release checklist",
+        f"[mem:{cite}]",
+        "<memory-context>release checklist</memory-context>",
+        "<task-notification>\n<status>completed</status> the release checklist task\n</task-notification>",
+    ):
         assert hook(daemon, "UserPromptSubmit", "new", cwd, prompt=prompt) == "", prompt
     assert cite in hook(daemon, "UserPromptSubmit", "new", cwd, prompt="where is the release checklist?")
 

@@ -36,6 +36,9 @@ def test_summary_is_the_first_sentence_with_code_folded() -> None:
     )
     assert summary("tool", "Edited src/a.py", "a very long diff") == "Edited src/a.py"
     assert summary("prompt", "", "검색 기능을 고쳐줘. 그리고 테스트도") == "검색 기능을 고쳐줘."
+    compaction = "<analysis>\nThe conversation is a single request. More."
+    assert summary("compact_summary", "Compaction summary", compaction) == "The conversation is a single request."
+    assert summary("prompt", "", "Why does <div> wrap? It should not.") == "Why does <div> wrap?"
 
 
 def test_summary_cuts_at_words_and_keeps_paths_whole() -> None:

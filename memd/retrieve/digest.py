@@ -45,6 +45,8 @@ CODE: Final = "[code]"
 _FENCE: Final = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_END: Final = re.compile("(?<=[.!?\u3002\uff01\uff1f])\\s|\n")  # Western and CJK full stops
 _PATH: Final = re.compile(r"\S*/\S+")
+_LEADING_TAGS: Final = re.compile(r"^(?:</?[A-Za-z][\w-]*>\s*)+")
+"""Bare XML-ish tags at the start, as Claude Code's compaction summaries open (``<analysis>``)."""
 MIN_PATH_TAIL: Final = 16
 """Characters of a cut path worth showing: fewer rarely name the file."""
 
@@ -91,8 +93,8 @@ def summary(kind: str, title: str, text: str) -> str:
     source = (text if kind in LONG_FORM and text.strip() else title)[:HEAD_CHARS]
     line = ""
     for sentence in _SENTENCE_END.split(_without_code(source, language=False)):
-        line = _flat(f"{line} {sentence}")
-        if line.replace(CODE, "").strip():  # a line of code markers alone says nothing yet
+        line = _LEADING_TAGS.sub("", _flat(f"{line} {sentence}"))
+        if line.replace(CODE, "").strip():  # code markers alone say nothing yet
             break
     return _fit(line or _flat(title), SUMMARY_CHARS)
 

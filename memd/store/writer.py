@@ -131,7 +131,7 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
     if row is None:
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
         return Committed(existing, duplicate=True)
-    assign_citation(conn, row[0])
+    assign_citation(conn, row[0], new=True)
     if event.kind == "task_state":
         tasks.apply(conn, row[0], row[1], event.session_id, json.loads(event.meta), event.client_ts)
     if event.session_id:
@@ -155,9 +155,10 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
     return Committed(row[0], duplicate=False)
 
 
-def assign_citation(conn: sqlite3.Connection, event_id: int) -> str:
-    """The event's citation id: the one it has, or a new one (a collision tries the next salt)."""
-    if row := conn.execute("SELECT cite FROM citations WHERE event_id = ?", (event_id,)).fetchone():
+def assign_citation(conn: sqlite3.Connection, event_id: int, *, new: bool = False) -> str:
+    """The event's citation id: the one it has, or a new one (a collision tries the next salt).
+    ``new``: the event was just inserted, so it has none yet (no lookup on the ingest path)."""
+    if not new and (row := conn.execute("SELECT cite FROM citations WHERE event_id = ?", (event_id,)).fetchone()):
         return row[0]
     for salt in range(CITATION_ATTEMPTS):
         cite = citation_id(event_id, salt)
