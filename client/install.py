@@ -1,6 +1,7 @@
-"""Claude Code's ``settings.json`` with memd's hooks merged in or taken out.  ``merged``
-and ``without`` are pure; ``write`` is the only IO (a timestamped backup, then an atomic
-replace).
+"""Claude Code's ``settings.json`` with memd's hooks merged in or taken out, and Claude
+Code's or Desktop's config with memd's MCP server registered or not.  ``merged``,
+``without``, ``with_server`` and ``without_server`` are pure; ``write`` is the only IO
+(a timestamped backup, then an atomic replace).
 
 memd's entries are recognized by their command running memd's hook client: this
 installation's (``HOOK_SCRIPT``) or any installed one (``memd_client/hook.py``, e.g. from
@@ -28,13 +29,20 @@ __all__ = [
     "HOOKS",
     "HOOK_SCRIPT",
     "MARKER",
+    "PLUGIN_LAUNCHER",
+    "SERVER_NAME",
     "SettingsError",
+    "desktop_config",
     "diff",
     "is_memd",
     "merged",
+    "plugin_hooks",
     "read",
     "render",
+    "server_entry",
+    "with_server",
     "without",
+    "without_server",
     "write",
 ]
 
@@ -55,6 +63,23 @@ HOOKS: Final = {
     "SessionEnd": {"timeout": 2},
 }
 """The events memd hooks, with the options of each entry."""
+
+
+PLUGIN_LAUNCHER: Final = '"${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch"'
+"""The plugin's launcher, quoted: the plugin cache path may hold spaces."""
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """The plugin's ``hooks/hooks.json``: the same events and options as ``memctl install``,
+    run through the launcher (see ``hooks/memd-launch``)."""
+    return {
+        "description": "memd: every Claude Code event to the local memory daemon; context back at session start"
+        " and on prompts",
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": f"sh {PLUGIN_LAUNCHER} hook {event}", **options}]}]
+            for event, options in HOOKS.items()
+        },
+    }
 
 
 class SettingsError(Exception):
@@ -108,6 +133,55 @@ def merged(settings: dict[str, Any], command: Callable[[str], str]) -> dict[str,
             raise SettingsError(f'"hooks.{event}" is a {type(groups).__name__}, not a list: fix or remove it first')
         groups.append({"hooks": [{"type": "command", "command": command(event), **options}]})
     return result
+
+
+SERVER_NAME: Final = "memd"
+"""The name memd's MCP server is registered under: its tools reach the model as ``mcp__memd__*``."""
+
+
+def server_entry(python: str, socket: str | None = None) -> dict[str, Any]:
+    """How Claude Code or Claude Desktop starts memd's MCP server: absolute paths only,
+    since Desktop starts it with a minimal environment and no PATH of the user's."""
+    entry: dict[str, Any] = {"command": python, "args": ["-m", "memd_client.mcp"]}
+    if socket:
+        entry["env"] = {"MEMD_SOCKET": socket}
+    return entry
+
+
+def without_server(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` (a Claude Code or Desktop config) without memd's MCP server; an
+    ``mcpServers`` object left empty by that goes too."""
+    result = copy.deepcopy(config)
+    servers = result.get("mcpServers")
+    if isinstance(servers, dict) and SERVER_NAME in servers:
+        del servers[SERVER_NAME]
+        if not servers:
+            del result["mcpServers"]
+    return result
+
+
+def with_server(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with memd's MCP server registered as ``entry`` (replacing an older one)."""
+    result = copy.deepcopy(config)
+    servers = result.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise SettingsError(f'"mcpServers" is a {type(servers).__name__}, not an object: fix or remove it first')
+    servers[SERVER_NAME] = entry
+    return result
+
+
+def desktop_config(platform: str, home: str, env: dict[str, str]) -> str:
+    """Where Claude Desktop keeps its MCP servers on ``platform`` (``sys.platform``).  Linux
+    has no official Desktop build; community builds use the XDG config directory."""
+    if platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+    if platform.startswith("win"):
+        return os.path.join(
+            env.get("APPDATA", os.path.join(home, "AppData", "Roaming")), "Claude", "claude_desktop_config.json"
+        )
+    config_home = env.get("XDG_CONFIG_HOME", "")
+    base = config_home if config_home.startswith("/") else os.path.join(home, ".config")
+    return os.path.join(base, "Claude", "claude_desktop_config.json")
 
 
 def read(path: str) -> tuple[dict[str, Any], str]:

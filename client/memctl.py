@@ -36,6 +36,8 @@ from memd.protocol import (
     Endless,
     EndlessStatus,
     Events,
+    Forget,
+    Forgotten,
     History,
     Hit,
     Ok,
@@ -45,6 +47,8 @@ from memd.protocol import (
     Rebuilt,
     Search,
     SearchResults,
+    SessionList,
+    Sessions,
     Shutdown,
     SmartResults,
     SmartSearch,
@@ -60,8 +64,9 @@ from memd.protocol import (
     Verify,
 )
 
-from . import install, paths
+from . import install, launcher, paths, service
 from .rpc import Client, DaemonError, DaemonUnavailable
+from .times import parse_time
 
 __all__ = ["main"]
 
@@ -316,17 +321,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def _time(text: str) -> float:
-    """A time for --since/--until: ISO date or datetime (local time), or an age like 30m, 12h, 7d, 2w."""
-    units = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-    text = text.strip()
-    if text[:-1].isdigit() and text[-1:].lower() in units:
-        return time.time() - int(text[:-1]) * units[text[-1].lower()]
     try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a time: use a date (2026-11-21), a datetime (2026-11-21T14:00) or an age (12h, 7d)"
-        ) from None
+        return parse_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 TASK_MARK = {"in_progress": "▶", "pending": "○", "completed": "✓", "dropped": "✗"}
@@ -384,6 +382,7 @@ def _ping(socket_path: str) -> Pong | None:
 
 
 def cmd_daemon_start(args: argparse.Namespace) -> int:
+    launcher.record(args.paths)
     running = _ping(args.paths.socket)
     if running:
         _emit(args, {"started": False, "pid": running.pid}, f"memd is already running (pid {running.pid})")
@@ -448,23 +447,20 @@ def _settings_path(args: argparse.Namespace) -> str:
     return os.path.join(base, ".claude", "settings.json")
 
 
-def cmd_install(args: argparse.Namespace) -> int:
-    """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out)."""
-    path = _settings_path(args)
+def _edit_config(
+    args: argparse.Namespace, path: str, change: Callable[[dict[str, Any]], dict[str, Any]], what: str, nothing: str
+) -> int:
+    """Apply ``change`` to the JSON config at ``path``: a diff with --dry-run, else a backup
+    and an atomic write; ``what`` says what the file now holds, ``nothing`` why it is left alone."""
     try:
         settings, old = install.read(path)
-        if args.command == "install":
-            changed = install.merged(settings, lambda event: hook_command(event, args.socket))
-        else:
-            changed = install.without(settings)
+        changed = change(settings)
     except install.SettingsError as exc:
         raise CommandError(f"{exc} (nothing was changed)") from None
     new = install.render(changed)
-    same = changed == settings  # then the file is left as it is, formatting included
-    data: dict[str, Any] = {"settings": path, "changed": not same, "dry_run": args.dry_run, "backup": None}
-    if same:
-        state = "has memd's hooks already" if args.command == "install" else "has no memd hooks"
-        _emit(args, data, f"{path} {state}; nothing to do")
+    data: dict[str, Any] = {"settings": path, "changed": changed != settings, "dry_run": args.dry_run, "backup": None}
+    if changed == settings:  # then the file is left as it is, formatting included
+        _emit(args, data, f"{path} {nothing}; nothing to do")
         return 0
     if args.dry_run:
         data["diff"] = install.diff(path, old, new)
@@ -472,13 +468,116 @@ def cmd_install(args: argparse.Namespace) -> int:
         return 0
     data["backup"] = install.write(path, old, new)
     saved = f"; the previous version is in {data['backup']}" if data["backup"] else ""
-    what = (
-        f"memd's hooks ({len(install.HOOKS)} events) are in {path}"
-        if args.command == "install"
-        else f"memd's hooks are out of {path}"
-    )
-    _emit(args, data, what + saved + "; Claude Code reads it when a session starts")
+    _emit(args, data, f"{what} {path}{saved}")
     return 0
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out)."""
+    path = _settings_path(args)
+    if args.command == "uninstall":
+        return _edit_config(args, path, install.without, "memd's hooks are out of", "has no memd hooks")
+    if not args.dry_run:
+        launcher.record(args.paths)
+    return _edit_config(
+        args,
+        path,
+        lambda settings: install.merged(settings, lambda event: hook_command(event, args.socket)),
+        f"memd's hooks ({len(install.HOOKS)} events; Claude Code reads them when a session starts) are in",
+        "has memd's hooks already",
+    )
+
+
+def _mcp_config(args: argparse.Namespace) -> str:
+    if args.claude_desktop:
+        return install.desktop_config(sys.platform, os.path.expanduser("~"), dict(os.environ))
+    if args.scope == "project":
+        return os.path.join(os.getcwd(), ".mcp.json")
+    return os.path.join(os.path.expanduser("~"), ".claude.json")
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP on stdin/stdout, or register memd's server with Claude Code or Desktop."""
+    if args.action == "serve":
+        from .mcp.server import main as serve
+
+        return serve(args.paths)
+    path = _mcp_config(args)
+    client = "Claude Desktop (quit and reopen it)" if args.claude_desktop else "Claude Code (new sessions)"
+    if args.action == "uninstall":
+        return _edit_config(args, path, install.without_server, "memd's MCP server is out of", "has no memd server")
+    entry = install.server_entry(os.path.abspath(sys.executable), args.paths.socket if args.socket else None)
+    return _edit_config(
+        args,
+        path,
+        lambda config: install.with_server(config, entry),
+        f"memd's MCP server (tools mem_search, mem_timeline, mem_details, ...) is registered for {client} in",
+        "has memd's MCP server already",
+    )
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        preview = client.call(Forget(ids=args.ids, dry_run=True), Forgotten)
+        lines = [f"[{label(e.cite)}] {e.kind} {_when(e.client_ts)} {(e.session_id or '-')[:8]}  {e.title}"
+                 for e in preview.events]  # fmt: skip
+        missing = f"no memory {', '.join(map(repr, preview.missing))}" if preview.missing else ""
+        if not preview.events:
+            raise CommandError((missing or "nothing to forget") + ": use ids from memctl search or history")
+        derived = f" and {preview.derived} consolidated memories built from them" if preview.derived else ""
+        summary = f"{len(preview.events)} memories{derived}"
+        if args.dry_run:
+            _emit(args, _plain(preview), "\n".join([f"would forget {summary}:", *lines, missing]).rstrip())
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise CommandError(f"this would forget {summary}; add --yes to confirm (or --dry-run to list them)")
+            print("\n".join([f"about to forget {summary} for good:", *lines]))
+            if input("forget them? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise CommandError("nothing was forgotten")
+        reply = client.call(Forget(ids=args.ids), Forgotten)
+    human = f"forgot {summary} ({reply.vectors} vectors; {reply.refreshed} session summaries recomputed)"
+    _emit(args, _plain(reply), "\n".join([human, *lines, missing]).rstrip())
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    cwd = None if args.all_projects else os.getcwd()
+    with _client(args) as client:
+        reply = client.call(Sessions(cwd=cwd, project=args.project, limit=args.limit), SessionList)
+    lines = [f"latest sessions of {reply.scope or 'all projects'}, newest first:"]
+    for s in reply.sessions:
+        where = f"  {s.project}" if reply.scope is None and s.project else ""
+        lines.append(f"{s.id}  {_when(s.first_seen)} → {_when(s.last_seen)[11:16]}  {s.events:>5} events{where}")
+        if s.summary:
+            lines.append(f"    {s.summary}")
+    if not reply.sessions:
+        lines.append("no sessions recorded" + (" here (--all-projects lists every project's)" if reply.scope else ""))
+    _emit(args, _plain(reply), "\n".join(lines))
+    return 0
+
+
+def cmd_launcher(args: argparse.Namespace) -> int:
+    path = launcher.record(args.paths) if args.record else launcher.record_path(args.paths)
+    recorded = os.path.exists(path)
+    human = f"{'recorded' if args.record else 'record'}: {path}" + ("" if recorded else " (none yet: --record)")
+    _emit(args, {"record": path, "exists": recorded}, human)
+    return 0
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    """Install, remove or inspect memd as a user service (memd_client/service.py)."""
+    try:
+        if args.action == "install":
+            report = service.install(args.paths, idle_exit=args.idle_exit, dry_run=args.dry_run)
+        elif args.action == "uninstall":
+            report = service.uninstall(args.paths, dry_run=args.dry_run)
+        else:
+            report = service.status(args.paths)
+    except service.ServiceError as exc:
+        raise CommandError(str(exc)) from None
+    _emit(args, report.data, report.text)
+    return report.exit_code
 
 
 def cmd_hook_command(args: argparse.Namespace) -> int:
@@ -574,6 +673,36 @@ def _parser() -> argparse.ArgumentParser:
             help="user: ~/.claude/settings.json (default); project: ./.claude/settings.json",
         )
         p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
+    p = command("mcp", cmd_mcp, "memd's MCP server: serve it on stdio, or register it with Claude Code or Desktop")
+    p.add_argument("action", nargs="?", choices=["serve", "install", "uninstall"], default="serve")
+    client = p.add_mutually_exclusive_group()
+    client.add_argument("--claude-code", action="store_true", help="Claude Code (default): ~/.claude.json")
+    client.add_argument("--claude-desktop", action="store_true", help="Claude Desktop's config file")
+    p.add_argument(
+        "--scope", choices=["user", "project"], default="user", help="Claude Code: user (default) or ./.mcp.json"
+    )
+    p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
+    p = command("forget", cmd_forget, "delete memories for good, with their vectors and what was built from them")
+    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be forgotten")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p = command("sessions", cmd_sessions, "the latest sessions of this project, newest first, with their summaries")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", help="another project (its root path, or a part of it)")
+    scope.add_argument("--all-projects", action="store_true", help="every project")
+    p.add_argument("--limit", type=int, default=20, help="how many sessions (default 20)")
+    p = command("launcher", cmd_launcher, "where the Claude Code plugin's launcher finds this installation")
+    p.add_argument("--record", action="store_true", help="record this installation (install and daemon start do)")
+    p = command("service", cmd_service, "run memd as a user service: systemd socket activation, or launchd")
+    p.add_argument("action", choices=["install", "uninstall", "status"])
+    p.add_argument("--dry-run", action="store_true", help="show what would be written and run; change nothing")
+    p.add_argument(
+        "--idle-exit",
+        type=float,
+        default=service.IDLE_EXIT,
+        metavar="SECONDS",
+        help=f"systemd: memd exits after this long without work, restarted on demand (default {service.IDLE_EXIT})",
+    )
     p = command("hook-command", cmd_hook_command, "print the command line Claude Code should run for a hook event")
     p.add_argument("event", metavar="EVENT", help=", ".join(HOOK_EVENTS))
     return parser

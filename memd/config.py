@@ -8,6 +8,7 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     idle_timeout = 600.0        # seconds an idle client connection is kept open
     shutdown_grace = 10.0       # seconds in-flight requests get to finish on SIGTERM
     spool_drain_interval = 5.0  # seconds between spool scans
+    idle_exit = 0.0             # socket-activated only: exit after this many idle seconds; 0 = never
 
     [store]
     busy_timeout_ms = 5000      # how long SQLite waits on a lock before failing
@@ -56,6 +57,14 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     consolidate_after_events = 100  # ... or after this many new events
     consolidate_idle = 1800.0   # ... or once no event came for this many seconds
 
+``idle_exit`` (also ``memd --idle-exit SECONDS``) lets a daemon that systemd started on
+its socket exit when nothing happened for that long: no client connected, no request, no
+event left to embed.  It consolidates first (a consolidation trigger would otherwise be
+forgotten), then shuts down as on SIGTERM, with status 0.  It applies only to a
+socket-activated daemon, because only then does something (systemd, holding the socket)
+start memd again on the next connection; a daemon started by hand or by launchd ignores
+it and says so in its log.  ``memctl service install`` sets it to 900 on the command line.
+
 File locations are not configured here (see memd_client/paths.py): the hook client
 must find the socket without reading TOML.
 """
@@ -78,6 +87,7 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     idle_timeout: Positive = 600.0
     shutdown_grace: Positive = 10.0
     spool_drain_interval: Positive = 5.0
+    idle_exit: Annotated[float, msgspec.Meta(ge=0)] = 0.0
 
 
 class StoreConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

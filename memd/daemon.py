@@ -4,11 +4,15 @@ put it in the background)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
 import sys
 
 import anyio
+import msgspec
 
+from memd_client import launcher
 from memd_client.paths import resolve
 
 from . import __version__
@@ -19,12 +23,29 @@ from .logs import configure
 __all__ = ["main"]
 
 
+def _seconds(text: str) -> float:
+    """A duration flag: seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more, e.g. 900)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memd", description="memd, the memory daemon for coding agents.")
     parser.add_argument("--socket", help="Unix socket path (default: $MEMD_SOCKET or $XDG_RUNTIME_DIR/memd/)")
     parser.add_argument("--data-dir", help="database directory (default: $MEMD_DATA_DIR or $XDG_DATA_HOME/memd)")
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/memd/config.toml)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="overrides config")
+    parser.add_argument(
+        "--idle-exit",
+        type=_seconds,
+        metavar="SECONDS",
+        help="when socket-activated, exit after this many idle seconds; 0 = never (overrides [daemon] idle_exit)",
+    )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     args = parser.parse_args(argv)
 
@@ -35,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"memd: bad config: {exc}", file=sys.stderr)
         return 2
+    if args.idle_exit is not None:
+        config.daemon = msgspec.structs.replace(config.daemon, idle_exit=args.idle_exit)
     configure(args.log_level or config.daemon.log_level, paths.log_file)
+    with contextlib.suppress(OSError):  # for the Claude Code plugin's launcher (memd_client/launcher.py)
+        launcher.record(paths)
 
     from .server import run  # after logging is configured: modules bind their loggers
 

@@ -29,7 +29,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
@@ -233,8 +233,8 @@ class Indexer:
                     results += await anyio.to_thread.run_sync(self._vectors, [row], limiter=self._embed_thread)
                 except Exception as exc:
                     failures.append((row, f"{type(exc).__name__}: {exc}"))
-        added, removed = await self.writer.call(outbox.complete, self.embedder.version, results)
-        async with self._index_lock:
+        async with self._index_lock:  # one lock over both: a forget cannot fall in between (``delete``)
+            added, removed = await self.writer.call(outbox.complete, self.embedder.version, results)
             await anyio.to_thread.run_sync(self._apply, added, removed)
         for row, error in failures:
             failed = await self.writer.call(outbox.fail, [row], error, time.time())
@@ -282,6 +282,18 @@ class Indexer:
             recovered = await self.writer.call(outbox.recover, time.time() - outbox.STUCK_AFTER)
             if recovered:
                 log.warning("outbox_recovered", rows=recovered)
+
+    async def delete(self, write: Callable[[], Awaitable[list[int]]]) -> int:
+        """Run ``write``, a store change that deletes vectors and returns their keys, with no
+        embedding batch in between; take the keys out of the index and save it, so the
+        vectors leave the index file too.  How many keys went."""
+        async with self._index_lock:
+            keys = await write()
+            if self.index is not None and keys:
+                await anyio.to_thread.run_sync(self.index.remove, keys)
+        if keys:
+            await self.save()
+        return len(keys)
 
     async def save(self) -> None:
         """Write the index file if it changed since the last save."""

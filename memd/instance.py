@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import socket
 import stat
 
 from memd_client.paths import Paths
@@ -84,6 +85,19 @@ def _take(lock_file: str, record: dict[str, object], what: str) -> int:
     return fd
 
 
+def _listening(path: str) -> bool:
+    """Whether something accepts connections on the Unix socket at ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
 class InstanceLock:
     """Held for a daemon's lifetime: ``acquire`` before binding, ``release`` after unbinding."""
 
@@ -91,7 +105,9 @@ class InstanceLock:
         self.paths = paths
         self._fds: list[int] = []
 
-    def acquire(self) -> None:
+    def acquire(self, *, keep_socket: bool = False) -> None:
+        """Take both locks, or raise ``AlreadyRunning``.  ``keep_socket``: the socket file is
+        not a dead daemon's leftover but live, handed over by systemd (socket activation)."""
         prepare_private_dir(self.paths.runtime_dir, ours=self.paths.owns_runtime_dir)
         prepare_private_dir(self.paths.data_dir)
         record: dict[str, object] = {
@@ -106,8 +122,15 @@ class InstanceLock:
         except BaseException:
             self.release()
             raise
-        # The lock is ours, so a socket file here was left by a daemon that died.
-        if os.path.lexists(self.paths.socket):
+        # The lock is ours, so a socket file here was left by a daemon that died; unless
+        # something still listens on it without memd's lock: systemd's memd.socket.
+        if not keep_socket and os.path.lexists(self.paths.socket):
+            if _listening(self.paths.socket):
+                self.release()
+                raise AlreadyRunning(
+                    f"{self.paths.socket} is served by a socket unit (systemd's memd.socket), which starts memd"
+                    " itself; use `memctl service status`, or stop memd.socket to run memd by hand"
+                )
             os.unlink(self.paths.socket)
 
     def release(self) -> None:

@@ -47,6 +47,8 @@ __all__ = [
     "Error",
     "EventRow",
     "Events",
+    "Forget",
+    "Forgotten",
     "FrameReader",
     "FrameTooLarge",
     "History",
@@ -60,10 +62,15 @@ __all__ = [
     "ProtocolError",
     "Rebuild",
     "Rebuilt",
+    "Remember",
+    "Remembered",
     "Reply",
     "Request",
     "Search",
     "SearchResults",
+    "SessionInfo",
+    "SessionList",
+    "Sessions",
     "Shutdown",
     "SmartResults",
     "SmartSearch",
@@ -281,6 +288,34 @@ class Tasks(Request):
     all: bool = False
 
 
+class Remember(Request):
+    """Keep ``text`` as a memory someone asked for (MCP ``mem_remember``): an event of kind
+    ``memory``, importance 3, privacy-filtered like every event."""
+
+    text: str
+    cwd: str | None = None
+    """A directory of the project it belongs to; None: no project."""
+    session: str | None = None
+    """The session asking (Claude Code's session id), if known."""
+
+
+class Forget(Request):
+    """Delete memories for good: the events, everything derived from them, their vectors."""
+
+    ids: list[str]
+    """Citation ids (``mem:Ab3xY9``) or event ids."""
+    dry_run: bool = False
+
+
+class Sessions(Request):
+    """The latest sessions, newest first: of ``project`` (a root or part of one), else of the
+    project of ``cwd``, else of all projects."""
+
+    cwd: str | None = None
+    project: str | None = None
+    limit: int = 20
+
+
 RequestType = (
     Ingest
     | Ping
@@ -295,6 +330,9 @@ RequestType = (
     | Endless
     | Continuation
     | Tasks
+    | Remember
+    | Forget
+    | Sessions
     | Rebuild
     | Shutdown
 )
@@ -573,6 +611,43 @@ class TaskList(Reply):
     tasks: list[TaskInfo]
 
 
+class Remembered(Reply):
+    event_id: int
+    cite: str
+    duplicate: bool = False
+    """The same text was already kept for this session and project."""
+
+
+class Forgotten(Reply):
+    """What a ``Forget`` deleted (or, with ``dry_run``, would delete)."""
+
+    events: list[EventRow]
+    """The memories named, as they were."""
+    derived: int = 0
+    """Consolidated memories deleted because they summed up one of them."""
+    refreshed: int = 0
+    """Sessions whose summary and snapshot were recomputed without them."""
+    vectors: int = 0
+    missing: list[str] = []
+    """Ids that name no memory."""
+    dry_run: bool = False
+
+
+class SessionInfo(msgspec.Struct, kw_only=True):
+    id: str
+    project: str | None
+    first_seen: float
+    last_seen: float
+    events: int
+    summary: str = ""
+
+
+class SessionList(Reply):
+    scope: str | None
+    """The project listed, or None for all projects."""
+    sessions: list[SessionInfo]
+
+
 class Rebuilt(Reply):
     fts_rows: int = 0
     vectors_queued: int = 0
@@ -601,6 +676,9 @@ ReplyType = (
     | EndlessStatus
     | ContinuationResult
     | TaskList
+    | Remembered
+    | Forgotten
+    | SessionList
     | Rebuilt
     | Ok
     | Error

@@ -96,6 +96,7 @@ __all__ = ["NotFound", "Recall"]
 PROMPT_HIGH: Final = 0.85
 PROMPT_SUGGESTIONS: Final = 3
 PROMPT_KINDS: Final = (
+    "memory",
     "prompt",
     "assistant",
     "tool",
@@ -116,6 +117,7 @@ ERRORS: Final = 5
 LINE_CHARS: Final = 300
 """Longest line of a SessionStart block (a session summary can run long)."""
 KIND_WEIGHT: Final = {
+    "memory": 1.5,
     "prompt": 1.0,
     "compact_summary": 1.0,
     "assistant": 0.7,

@@ -4,13 +4,22 @@ Lifecycle, as structured concurrency (every task has an owner, nothing is
 fire-and-forget)::
 
     run()                       instance lock, store, writer task, indexer task, listener
-      Daemon.serve()            background: signal watcher, spool drain loop
+      Daemon.serve()            background: signal watcher, spool drain loop, idle exit
         Daemon._accept_loop()   one task per connection, in the `handlers` group
 
-Shutdown (SIGTERM, SIGINT or a ``Shutdown`` request) calls ``Daemon.close``: stop
-accepting and unlink the socket; close connections that are idle between requests;
+Shutdown (SIGTERM, SIGINT, a ``Shutdown`` request or idle exit) calls ``Daemon.close``:
+stop accepting and unlink the socket; close connections that are idle between requests;
 give requests in flight ``shutdown_grace`` seconds to finish; then the writer commits
 what is queued, the database closes and ``run`` returns.
+
+**Socket activation.**  systemd can own the listening socket (``systemd/memd.socket``)
+and start memd on the first connection, passing the socket as fd 3 with ``LISTEN_PID``
+and ``LISTEN_FDS`` set (sd_listen_fds(3)).  memd then serves on that socket instead of
+binding one, and leaves its file alone at exit: it is systemd's, and connections that
+arrive while no daemon runs wait in it until systemd has started the next one.  Only
+such a daemon honours ``[daemon] idle_exit``: it exits once nothing happened for that
+long (no connection open, no request, no event left to embed), as cleanly as on SIGTERM
+and with status 0, after a consolidation pass (the next daemon does not know what is new).
 
 A peer never takes the daemon down: a bad frame gets a typed ``Error`` reply (or, when
 the stream cannot be resynced, a closed connection), and an unexpected exception in
@@ -23,7 +32,9 @@ import contextlib
 import errno
 import os
 import signal
+import socket
 import time
+from collections.abc import Mapping
 
 import anyio
 import anyio.abc
@@ -40,6 +51,7 @@ from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from .continuity import working_set
 from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
+from .lifecycle import Lifecycle
 from .metrics import Latencies
 from .peer import peer_uid
 from .privacy import Privacy
@@ -54,6 +66,7 @@ from .protocol import (
     Endless,
     Error,
     Events,
+    Forget,
     FrameReader,
     FrameTooLarge,
     History,
@@ -65,9 +78,11 @@ from .protocol import (
     ProtocolError,
     Rebuild,
     Rebuilt,
+    Remember,
     Reply,
     RequestType,
     Search,
+    Sessions,
     Shutdown,
     SmartSearch,
     Stats,
@@ -94,6 +109,11 @@ INLINE_CAPTURE_BYTES = 64 * 1024
 """Payloads up to this size are prepared on the event loop (~0.1-0.3 ms); larger ones
 (a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
 SPOOL_PARALLEL = 64
+SD_LISTEN_FDS_START = 3
+"""The first file descriptor systemd passes to a socket-activated service."""
+LISTEN_VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
+BUSY_RECHECK = 5.0
+"""Seconds between looks, once idle long enough to exit, at background work that holds the exit back."""
 
 
 class Daemon:
@@ -106,7 +126,12 @@ class Daemon:
         store: Store,
         indexer: Indexer | None = None,
         consolidator: Consolidator | None = None,
+        *,
+        idle_exit: float = 0.0,
+        owns_socket: bool = True,
     ) -> None:
+        """``idle_exit``: seconds of idleness after which the daemon closes itself (0: never).
+        ``owns_socket``: False when the listener came from systemd, whose socket file stays."""
         self.paths = paths
         self.config = config
         self.store = store
@@ -115,6 +140,7 @@ class Daemon:
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = Recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
+        self.lifecycle = Lifecycle(store, self.retriever, indexer, lambda request: self.ingest(request, live=False))
         self.skipped = 0
         self._capture_thread = anyio.CapacityLimiter(1)
         self.started = time.time()
@@ -125,6 +151,9 @@ class Daemon:
         self._active = 0
         self._drained = anyio.Event()
         self._stuck_spool: set[str] = set()
+        self.idle_exit = idle_exit
+        self.owns_socket = owns_socket
+        self._last_activity = time.monotonic()
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -137,6 +166,8 @@ class Daemon:
         async with anyio.create_task_group() as background:
             background.start_soon(self._watch_signals)
             background.start_soon(self._spool_loop)
+            if self.idle_exit:
+                background.start_soon(self._idle_exit_loop)
             log.info("serving", socket=self.paths.socket, pid=os.getpid(), version=__version__)
             task_status.started(self.paths.socket)
             await self._accept_loop(listener)
@@ -161,6 +192,48 @@ class Daemon:
                 self.close()
                 return
 
+    # --- idle exit ------------------------------------------------------------------
+
+    def _touch(self) -> None:
+        """Something happened: the idle clock starts again."""
+        self._last_activity = time.monotonic()
+
+    def _idle_left(self) -> float:
+        """Seconds until the daemon has been idle for ``idle_exit``; an open connection
+        counts as activity, so with one open the whole period is left."""
+        if self._active:
+            return self.idle_exit
+        return max(0.0, self._last_activity + self.idle_exit - time.monotonic())
+
+    async def _idle_exit_loop(self) -> None:
+        while True:
+            await anyio.sleep(self._idle_left())
+            if self._idle_left() > 0:
+                continue  # a client came meanwhile
+            if await self._background_busy():
+                await anyio.sleep(min(self.idle_exit, BUSY_RECHECK))
+                continue
+            await self._consolidate_before_exit()
+            if self._idle_left() == 0:  # and nobody came while it ran
+                log.info("idle_exit", seconds=self.idle_exit, uptime=round(time.time() - self.started, 1))
+                self.close()
+                return
+
+    async def _background_busy(self) -> bool:
+        if self.indexer is None:
+            return False
+        backlog = (await self.store.readers.run(outbox.stats, time.time())).backlog
+        return embedding_pending(self.indexer.state, backlog)
+
+    async def _consolidate_before_exit(self) -> None:
+        """Consolidate now what the consolidator's triggers would have taken later: it
+        counts new events in memory, so the next daemon would not know about them (and a
+        running consolidation is waited for: ``run_now`` takes the same lock)."""
+        try:
+            await self.consolidator.run_now()
+        except Exception:  # the next daemon's triggers retry it
+            log.exception("consolidation_failed")
+
     async def _accept_loop(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
         async with anyio.create_task_group() as handlers:
             async with listener:
@@ -168,8 +241,9 @@ class Daemon:
                     while True:
                         stream = await listener.accept()
                         handlers.start_soon(self._handle, stream)
-            # New clients now get ECONNREFUSED/ENOENT at once and spool.
-            _unlink(self.paths.socket)
+            if self.owns_socket:  # new clients now get ENOENT at once and spool
+                _unlink(self.paths.socket)
+            # else they wait in systemd's socket, which starts the next daemon once this one is gone
             with anyio.move_on_after(self.config.daemon.shutdown_grace):
                 await self._drained.wait()
             handlers.cancel_scope.cancel()
@@ -178,6 +252,7 @@ class Daemon:
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
         self._active += 1
+        self._touch()
         try:
             async with stream:
                 uid = peer_uid(stream.extra(SocketAttribute.raw_socket))
@@ -191,6 +266,7 @@ class Daemon:
             log.exception("connection_failed")
         finally:
             self._active -= 1
+            self._touch()
             if self._closing and self._active == 0:
                 self._drained.set()
 
@@ -210,6 +286,7 @@ class Daemon:
             # Measured up to the reply being ready (the event committed), not past the write:
             # the write wakes the client, and on a busy machine the kernel may run it first.
             self.latencies.record(op, (time.perf_counter() - started) * 1000)
+            self._touch()
             await stream.send(encode_frame(reply))
 
     async def _next_frame(self, stream: anyio.abc.SocketStream, reader: FrameReader) -> bytes | None:
@@ -288,6 +365,12 @@ class Daemon:
                 return await self.recall.continuation(request)
             case Tasks():
                 return await self.recall.tasks(request)
+            case Remember():
+                return await self.lifecycle.remember(request)
+            case Forget():
+                return await self.lifecycle.forget(request)
+            case Sessions():
+                return await self.lifecycle.sessions(request)
             case Rebuild():
                 return await self.rebuild(request)
             case Shutdown():
@@ -426,6 +509,7 @@ class Daemon:
                     tg.start_soon(self._replay, path, results)
             settled += sum(results)
         if files:
+            self._touch()
             log.info("spool_drained", files=len(files), settled=settled)
         return settled
 
@@ -460,6 +544,14 @@ class Daemon:
             results.append(True)
 
 
+def embedding_pending(state: str, backlog: int) -> bool:
+    """Whether the indexer has work that an idle exit would interrupt: a model loading or
+    an index opening, or events waiting with a model ready to embed them.  Without a model
+    (disabled, unavailable) the backlog waits for a daemon that has one, so it keeps
+    nobody up."""
+    return state in ("loading", "indexing") or (state == "ready" and backlog > 0)
+
+
 def _clamp(limit: int) -> int:
     return max(1, min(MAX_LIMIT, limit))
 
@@ -485,15 +577,94 @@ async def _listen(path: str) -> anyio.abc.Listener[anyio.abc.SocketStream]:
         raise
 
 
+# --- socket activation ------------------------------------------------------------------
+
+
+def listen_fds(env: Mapping[str, str], pid: int) -> int:
+    """How many listening sockets systemd passed to process ``pid`` (sd_listen_fds(3)).
+
+    ``LISTEN_FDS`` counts them from fd 3 on, but only when ``LISTEN_PID`` names this very
+    process: otherwise they were meant for a parent that exec'd us and left the variables
+    behind.  Anything malformed means none.
+    """
+    if env.get("LISTEN_PID", "").strip() != str(pid):
+        return 0
+    try:
+        return max(0, int(env.get("LISTEN_FDS", "")))
+    except ValueError:
+        return 0
+
+
+def adopt_socket(fd: int) -> socket.socket | str:
+    """The listening Unix stream socket on ``fd`` bound to a file, or why it cannot be used.
+    What is refused is left open as it was: it is not ours to close."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        return f"fd {fd} is not a socket ({exc.strerror})"
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        reason = f"fd {fd} is an {sock.family.name} {sock.type.name} socket, not a Unix stream socket"
+    elif not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        reason = f"fd {fd} is a Unix socket that is not listening"
+    elif not isinstance(path := sock.getsockname(), str) or not path.startswith("/"):
+        reason = f"fd {fd} is a Unix socket without a file path (abstract or unnamed)"
+    else:
+        os.set_inheritable(fd, False)  # systemd's sd_listen_fds sets FD_CLOEXEC as well
+        return sock
+    sock.detach()
+    return reason
+
+
+def inherited_socket() -> socket.socket | None:
+    """The socket systemd passed to this process, if any; a socket that cannot be served
+    is logged and ignored (the daemon then binds its own).  The ``LISTEN_*`` variables
+    are removed from the environment either way, so that no child takes them for its own."""
+    count = listen_fds(os.environ, os.getpid())
+    for name in LISTEN_VARIABLES:
+        os.environ.pop(name, None)
+    if not count:
+        return None
+    adopted = adopt_socket(SD_LISTEN_FDS_START)
+    if isinstance(adopted, str):
+        log.warning("inherited_socket_refused", fds=count, reason=adopted)
+        return None
+    log.info("socket_activated", fd=SD_LISTEN_FDS_START, fds=count, socket=adopted.getsockname())
+    return adopted
+
+
+def _served_paths(paths: Paths, inherited: socket.socket | None) -> Paths:
+    """``paths``, with the socket systemd listens on if it is not the one resolved: what
+    the daemon reports, and where its instance lock lives, follow the socket it serves."""
+    if inherited is None or (bound := inherited.getsockname()) == paths.socket:
+        return paths
+    log.warning("socket_path_differs", socket=bound, resolved=paths.socket)
+    return Paths(bound, paths.data_dir, paths.state_dir, paths.config_file, owns_runtime_dir=False)
+
+
+def _idle_exit_seconds(config: Config, inherited: socket.socket | None) -> float:
+    """``[daemon] idle_exit``, if something will start the daemon again on the next connection."""
+    seconds = config.daemon.idle_exit
+    if seconds and inherited is None:
+        log.info("idle_exit_off", seconds=seconds, reason="not socket-activated: no one would restart memd")
+        return 0.0
+    if seconds:
+        log.info("idle_exit_on", seconds=seconds)
+    return seconds
+
+
 async def run(
     paths: Paths,
     config: Config,
     *,
     task_status: anyio.abc.TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run a daemon until it is told to stop; raise ``AlreadyRunning`` if one is."""
+    """Run a daemon until it is told to stop (or, socket-activated, idles out); raise
+    ``AlreadyRunning`` if one is running."""
+    inherited = inherited_socket()
+    paths = _served_paths(paths, inherited)
+    idle_exit = _idle_exit_seconds(config, inherited)
     lock = InstanceLock(paths)
-    lock.acquire()
+    lock.acquire(keep_socket=inherited is not None)
     try:
         prepare_private_dir(paths.state_dir)
         async with (
@@ -509,16 +680,28 @@ async def run(
             indexer = Indexer(config.embedding, paths.database, paths.data_dir, store.writer)
             consolidator = Consolidator(store.writer, config.endless)
             try:
-                listener = await _listen(paths.socket)
+                if inherited is not None:
+                    listener = await anyio.abc.SocketListener.from_socket(inherited)
+                else:
+                    listener = await _listen(paths.socket)
                 async with anyio.create_task_group() as services:
                     services.start_soon(indexer.run)
                     services.start_soon(consolidator.run)
-                    daemon = Daemon(paths, config, store, indexer, consolidator)
+                    daemon = Daemon(
+                        paths,
+                        config,
+                        store,
+                        indexer,
+                        consolidator,
+                        idle_exit=idle_exit,
+                        owns_socket=inherited is None,
+                    )
                     await daemon.serve(listener, task_status=task_status)
                     services.cancel_scope.cancel()  # the indexer saves its index on the way out
             finally:
                 store.writer.close()
         log.info("stopped")
     finally:
-        _unlink(paths.socket)
+        if inherited is None:
+            _unlink(paths.socket)
         lock.release()

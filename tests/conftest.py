@@ -55,6 +55,9 @@ class Instance:
         }
         for var in ("MEMD_SOCKET", "MEMD_DATA_DIR", "MEMD_HOOK_TIMEOUT"):
             self.env.pop(var, None)
+        # A client that finds no daemon starts one (client/autostart.py): tests that want
+        # that say so; every other test's daemon is the one it starts and stops itself.
+        self.env["MEMD_AUTOSTART"] = "0"
         os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
         self.paths: Paths = resolve(env=self.env)
         self.process: subprocess.Popen[bytes] | None = None

@@ -145,3 +145,69 @@ def test_a_stale_entry_from_a_moved_virtualenv_is_replaced() -> None:
     assert entry["command"] == "/new/python -I -S /new/memd_client/hook.py Stop"
     assert without(fresh) == {} and without(settings) == {}
     assert without({"hooks": {}}) == {"hooks": {}}  # an empty object of the user's own stays
+
+
+CLAUDE_JSON = {
+    "numStartups": 42,
+    "projects": {"/home/you/app": {"allowedTools": []}},
+    "mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}},
+}
+
+
+def test_mcp_install_registers_the_server_and_uninstall_restores(instance: Instance) -> None:
+    settings_file(instance, None)
+    path = f"{instance.env['HOME']}/.claude.json"
+    original = json.dumps(CLAUDE_JSON, indent=2) + "\n"
+    with open(path, "w") as f:
+        f.write(original)
+    dry = instance.memctl("mcp", "install", "--dry-run")
+    assert dry.returncode == 0 and '+    "memd": {' in dry.stdout and load(path) == CLAUDE_JSON
+    done = instance.memctl("mcp", "install", "--claude-code")
+    assert done.returncode == 0, done.stderr
+    (backup,) = glob.glob(f"{path}.memd-backup-*")
+    with open(backup) as f:
+        assert f.read() == original
+    config = load(path)
+    entry = config["mcpServers"]["memd"]
+    assert os.path.isabs(entry["command"]) and entry["args"] == ["-m", "memd_client.mcp"]
+    assert {k: v for k, v in config.items() if k != "mcpServers"} == {
+        k: v for k, v in CLAUDE_JSON.items() if k != "mcpServers"
+    }
+    assert config["mcpServers"]["github"] == CLAUDE_JSON["mcpServers"]["github"]
+    # The registered command really serves MCP.
+    served = subprocess.run(
+        [entry["command"], *entry["args"]],
+        input=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}\n',
+        capture_output=True, env=instance.env, timeout=30,
+    )  # fmt: skip
+    assert json.loads(served.stdout)["result"]["serverInfo"]["name"] == "memd"
+    again = instance.memctl("mcp", "install")
+    assert "already" in again.stdout and load(path) == config
+    removed = instance.memctl("mcp", "uninstall")
+    assert removed.returncode == 0 and load(path) == CLAUDE_JSON
+    with open(path) as f:
+        assert f.read() == original  # 2-space JSON like Claude Code's own: byte for byte
+
+
+def test_mcp_install_for_claude_desktop(instance: Instance) -> None:
+    settings_file(instance, None)
+    instance.env["XDG_CONFIG_HOME"] = f"{instance.root}/config"
+    done = instance.memctl("mcp", "install", "--claude-desktop")
+    assert done.returncode == 0 and "Claude Desktop" in done.stdout
+    path = f"{instance.root}/config/Claude/claude_desktop_config.json"
+    assert set(load(path)["mcpServers"]) == {"memd"}
+    assert instance.memctl("mcp", "uninstall", "--claude-desktop").returncode == 0
+    assert load(path) == {}
+
+
+def test_mcp_install_refuses_a_malformed_config(instance: Instance) -> None:
+    settings_file(instance, None)
+    path = f"{instance.env['HOME']}/.claude.json"
+    for text in ('{"mcpServers": [1]}', "{not json"):
+        with open(path, "w") as f:
+            f.write(text)
+        refused = instance.memctl("mcp", "install")
+        assert refused.returncode == 1 and "nothing was changed" in refused.stderr
+        with open(path) as f:
+            assert f.read() == text
+    assert glob.glob(f"{path}.memd-backup-*") == []

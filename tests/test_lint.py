@@ -29,4 +29,8 @@ def test_every_package_is_installed() -> None:
 
     declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "memd").rglob("__init__.py")}
+    found |= {
+        ".".join(("memd_client", *p.parent.relative_to(ROOT / "client").parts))
+        for p in (ROOT / "client").rglob("__init__.py")
+    }
     assert found <= declared, f"add to [tool.setuptools] packages: {sorted(found - declared)}"

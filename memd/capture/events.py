@@ -27,6 +27,7 @@ __all__ = ["DERIVED_KINDS", "KINDS", "LOGGED", "Normalized", "Skipped", "normali
 KINDS = {
     "session_start": "▶",
     "prompt": "💬",
+    "memory": "⭐",
     "tool": "🔧",
     "tool_error": "❌",
     "tool_use": "·",
@@ -52,7 +53,8 @@ leave them out."""
 LOGGED = f"kind NOT IN {DERIVED_KINDS!r}"
 """SQL: an event of the log itself, not a derived one (prefix a table alias when needed)."""
 
-SELF_PREFIX = "mcp__memd__"
+SELF_PREFIXES = ("mcp__memd__", "mcp__plugin_memd_memd__")
+"""memd's own MCP tools, registered by ``memctl mcp install`` or by the plugin."""
 
 
 class Normalized(msgspec.Struct, kw_only=True):
@@ -104,6 +106,18 @@ def prompt(p: dict[str, Any], config: CaptureConfig) -> Normalized:
         title=f"Prompt: {shorten(first_line(text), 90)}",
         text=_limits(config).clip(text),
         meta={"chars": len(text)},
+    )
+
+
+def remember(p: dict[str, Any], config: CaptureConfig) -> Normalized:
+    """A memory someone asked memd to keep (``Remember``: MCP ``mem_remember``)."""
+    text = string(p.get("text"))
+    return Normalized(
+        kind="memory",
+        title=f"Remember: {shorten(first_line(text), 90)}",
+        text=_limits(config).clip(text),
+        meta={"chars": len(text)},
+        importance=HIGH,
     )
 
 
@@ -210,7 +224,7 @@ def _ignored_path(files: list[str], parts: list[str]) -> bool:
 
 def tool_event(event: str, p: dict[str, Any], config: CaptureConfig) -> Normalized | Skipped:
     tool = string(p.get("tool_name")) or "unknown"
-    if tool.startswith(SELF_PREFIX):
+    if tool.startswith(SELF_PREFIXES):
         return Skipped("memd's own tool")
     failed = event == "PostToolUseFailure"
     limits = _limits(config)
@@ -273,6 +287,7 @@ EVENTS: dict[str, Callable[[dict[str, Any], CaptureConfig], Normalized | Skipped
     "SessionEnd": session_end,
     "Notification": notification,
     "InstructionsLoaded": instructions_loaded,
+    "Remember": remember,
 }
 
 

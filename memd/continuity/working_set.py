@@ -20,7 +20,7 @@ from typing import Final, NamedTuple
 __all__ = ["DEFAULT", "KINDS", "Limits", "Member", "admit", "members", "trim"]
 
 KINDS: Final = frozenset(
-    {"prompt", "assistant", "tool", "tool_error", "task_state", "compact_summary", "subagent_stop"}
+    {"memory", "prompt", "assistant", "tool", "tool_error", "task_state", "compact_summary", "subagent_stop"}
 )
 HALF_DAY: Final = 43200.0
 _SCORE: Final = (

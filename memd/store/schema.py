@@ -399,6 +399,25 @@ MIGRATIONS: Final = (
         """,
         then=tasks.rebuild,
     ),
+    Migration(
+        6,
+        "forget: consolidations go with their event, and an audit log of what was forgotten",
+        """
+        CREATE TRIGGER events_consolidation_delete AFTER DELETE ON events WHEN old.kind = 'consolidated'
+        BEGIN
+            DELETE FROM consolidations WHERE event_id = old.id;
+            DELETE FROM consolidation_sources WHERE consolidation_id = old.id;
+        END;
+        -- When, by which selector and how many: never what (memd.store.forget).
+        CREATE TABLE forget_log (
+            id          INTEGER PRIMARY KEY,
+            at          REAL NOT NULL,
+            selector    TEXT NOT NULL,
+            events      INTEGER NOT NULL,
+            derived     INTEGER NOT NULL
+        );
+        """,
+    ),
 )
 
 

@@ -1,0 +1,54 @@
+"""Where memd is installed, recorded for the Claude Code plugin's launcher.
+
+Claude Code copies a plugin into its cache and runs its hook commands with ``sh -c``:
+no login shell, no pyenv or asdf shims, and nothing in the plugin knows which Python
+has memd.  So memd records it, in ``<state dir>/installation``, ``key=value`` lines
+that ``hooks/memd-launch`` reads with the shell's ``read``::
+
+    python=/home/you/.local/pipx/venvs/memd/bin/python
+    hook=/home/you/.local/pipx/venvs/memd/lib/python3.12/site-packages/memd_client/hook.py
+
+Written by the daemon when it starts and by ``memctl install``, ``memctl mcp install``,
+``memctl daemon start`` and ``memctl launcher --record`` (which the launcher runs once
+when it finds ``memctl`` on PATH but no record).  The launcher finds the state directory
+as ``paths.py`` does: ``$XDG_STATE_HOME/memd``, else ``~/.local/state/memd``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .install import HOOK_SCRIPT
+from .paths import Paths
+
+__all__ = ["RECORD", "record", "record_path", "render"]
+
+RECORD = "installation"
+
+
+def record_path(paths: Paths) -> str:
+    return os.path.join(paths.state_dir, RECORD)
+
+
+def render(python: str, hook: str) -> str:
+    return f"python={python}\nhook={hook}\n"
+
+
+def record(paths: Paths) -> str:
+    """Record this installation (the running interpreter, its hook client); the record's path.
+    An unchanged record is not rewritten."""
+    path = record_path(paths)
+    text = render(os.path.abspath(sys.executable), HOOK_SCRIPT)
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return path
+    except OSError:
+        pass
+    os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(temporary, path)
+    return path

@@ -1,0 +1,132 @@
+"""The MCP server's IO: stdin lines in, stdout lines out, the daemon over its socket.
+
+A light process (``memctl mcp``, or ``memd-mcp``): the embedding model and the index
+stay warm in the daemon, and this proxy only validates, forwards and renders.  It
+keeps one connection to the daemon and opens a new one when it broke.  When no daemon
+answers, it starts one (``autostart``, unless ``MEMD_AUTOSTART=0``) and waits for it
+at most ``START_WAIT`` seconds; every call is bounded by ``CALL_TIMEOUT``.  Whatever
+happens, the model gets a tool result that says what is wrong and what to do: the
+server never hangs and never dies on a bad call.
+
+stdout carries protocol messages only; diagnostics go to stderr (Claude Code keeps it
+in its MCP log), without content.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import BinaryIO, TypeVar
+
+from memd import __version__
+from memd.protocol import Ping, Pong, Reply, Request
+
+from ..paths import Paths
+from ..rpc import Client, DaemonError, DaemonUnavailable
+from .protocol import Server, ToolError
+from .tools import INSTRUCTIONS, Context, tools
+
+__all__ = ["Daemon", "main", "serve"]
+
+R = TypeVar("R", bound=Reply)
+
+CALL_TIMEOUT = 15.0
+"""Seconds one daemon request may take (a search takes milliseconds, a cold start seconds)."""
+START_WAIT = 10.0
+"""Seconds to wait for a daemon this server started to answer."""
+MAX_LINE = 16 * 1024 * 1024
+
+
+class Daemon:
+    """The daemon as the tools see it: ``call(request, expect)``, or a ``ToolError``."""
+
+    def __init__(self, paths: Paths, *, autostart: bool = True) -> None:
+        self.paths = paths
+        self.autostart = autostart
+        self._client: Client | None = None
+        self._started = False
+
+    def call(self, request: Request, expect: type[R]) -> R:
+        for attempt in range(2):
+            try:
+                client = self._connect()
+                return client.call(request, expect)
+            except DaemonError as exc:
+                raise ToolError(str(exc)) from None
+            except DaemonUnavailable as exc:
+                self.close()
+                if attempt or not self._start():
+                    raise ToolError(self._unavailable(str(exc))) from None
+        raise AssertionError("unreachable")
+
+    def _connect(self) -> Client:
+        if self._client is None:
+            self._client = Client(self.paths.socket, timeout=CALL_TIMEOUT)
+        return self._client
+
+    def _start(self) -> bool:
+        """Start a daemon (once per server) and wait for it; whether one answers now."""
+        if not self.autostart or self._started:
+            return False
+        self._started = True
+        from .. import autostart
+
+        autostart.start_daemon(self.paths, sys.executable)
+        deadline = time.monotonic() + START_WAIT
+        while time.monotonic() < deadline:
+            try:
+                with Client(self.paths.socket, timeout=1.0) as client:
+                    client.call(Ping(), Pong)
+                return True
+            except (DaemonUnavailable, DaemonError):
+                time.sleep(0.1)
+        return False
+
+    def _unavailable(self, why: str) -> str:
+        tried = " memd tried to start it and it did not answer in time." if self._started and self.autostart else ""
+        return (
+            f"memd's daemon is not reachable ({why}).{tried} Ask the user to run `memctl daemon start`"
+            f" (or `memctl service install`) and `memctl doctor`; the log is {self.paths.log_file}."
+        )
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _environ_context(daemon: Daemon) -> Context:
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or None
+    return Context(call=daemon.call, project_dir=project, session=os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
+
+
+def serve(server: Server, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer each line of ``stdin`` on ``stdout`` until EOF."""
+    while line := stdin.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE:
+            while line and not line.endswith(b"\n"):  # drop the rest of it, a piece at a time
+                line = stdin.readline(MAX_LINE)
+            answer: bytes | None = server.refuse(f"message over {MAX_LINE} bytes")
+        elif line.strip():
+            answer = server.receive(line)
+        else:
+            continue
+        if answer is not None:
+            stdout.write(answer)
+            stdout.flush()
+
+
+def main(paths: Paths, *, autostart: bool | None = None) -> int:
+    """``memctl mcp``: serve MCP on stdin/stdout."""
+    if autostart is None:
+        autostart = os.environ.get("MEMD_AUTOSTART", "1") != "0"
+    daemon = Daemon(paths, autostart=autostart)
+    server = Server("memd", __version__, tools(_environ_context(daemon)), INSTRUCTIONS)
+    try:
+        serve(server, sys.stdin.buffer, sys.stdout.buffer)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    finally:
+        daemon.close()
+    return 0
