@@ -13,10 +13,14 @@ It always exits 0 and never blocks Claude Code for long.  When the daemon cannot
 reached, answers too slowly or answers with an error it cannot act on, the frame
 is written to the spool directory atomically (temp file, fsync, rename; 0600 in a
 0700 directory) and the daemon ingests it when it next starts or drains the spool.
-Replays are harmless: the daemon deduplicates by idempotency key.
+Replays are harmless: the daemon deduplicates by idempotency key.  When nothing
+listens on the socket at all (no daemon, as opposed to a slow one), the hook then
+starts the daemon in the background (``autostart.py``: at most once per 10 s however
+many hooks fire) and exits without waiting for it: the next events find it up.
 
 Tunables (environment): ``MEMD_HOOK_TIMEOUT`` seconds to wait for the reply
-(default 2.0); ``MEMD_SOCKET`` and the XDG variables as in ``paths.py``.
+(default 2.0); ``MEMD_AUTOSTART=0`` never starts the daemon (the event is spooled all
+the same); ``MEMD_SOCKET`` and the XDG variables as in ``paths.py``.
 """
 
 import _socket  # the C module: `socket` would cost ~10 ms of imports
@@ -206,12 +210,24 @@ def _recv_reply(sock) -> bytes:
     return b"".join(parts)
 
 
+class NotListening(Exception):
+    """No daemon serves the socket: no socket file, or one nobody accepts on (ECONNREFUSED)."""
+
+
 def send(socket_path: str, frame: bytes, timeout: float) -> dict | None:
-    """Send one frame and return the decoded reply, or None if the daemon did not answer."""
+    """Send one frame and return the decoded reply, or None if the daemon did not answer.
+
+    Raises NotListening when there is no daemon to answer.  A daemon that is up but slow,
+    busy (its listen backlog full: EAGAIN), closing the connection or not ours (EACCES)
+    is not that: starting another would not help.
+    """
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
-        sock.connect(socket_path)
+        try:
+            sock.connect(socket_path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise NotListening from None
         sock.sendall(frame)
         reply = decode(_recv_reply(sock))
     except (OSError, ValueError, UnicodeDecodeError):
@@ -237,6 +253,18 @@ def spool(spool_dir: str, frame: bytes) -> None:
     os.rename(tmp, os.path.join(spool_dir, f"{name}.frame"))
 
 
+def _start_daemon(where: paths.Paths, env: dict[str, str]) -> None:
+    """Start the daemon for the events to come (slow path: nothing listens on the socket)."""
+    if __package__:
+        from . import autostart
+    else:
+        import autostart
+    try:
+        autostart.start_daemon(where, sys.executable, env)
+    except Exception as exc:  # the event is spooled: only the start failed, and says why
+        sys.stderr.write(f"memd hook: event spooled, daemon not started: {type(exc).__name__}: {exc}\n")
+
+
 def _deadline(env: dict[str, str]) -> float:
     try:
         return float(env.get("MEMD_HOOK_TIMEOUT", REPLY_DEADLINE))
@@ -253,7 +281,13 @@ def run(argv: list[str]) -> None:
     frame = ingest_frame(event, payload, size, truncated=size > len(payload))
     env = paths.environ()
     where = paths.resolve(socket=socket_flag, env=env)
-    reply = send(where.socket, frame, _deadline(env))
+    try:
+        reply = send(where.socket, frame, _deadline(env))
+    except NotListening:
+        # The event goes to disk first: the daemon drains the spool as it starts.
+        spool(where.spool_dir, frame)
+        _start_daemon(where, env)
+        return
     op = reply.get("op") if reply else None
     if op != "ingested" and not (op == "error" and reply.get("code") == "invalid_payload"):
         # Unreachable, too slow, or refused for a reason a later daemon can fix (a protocol

@@ -22,6 +22,7 @@ from typing import BinaryIO, TypeVar
 from memd import __version__
 from memd.protocol import Ping, Pong, Reply, Request
 
+from .. import autostart
 from ..paths import Paths
 from ..rpc import Client, DaemonError, DaemonUnavailable
 from .protocol import Server, ToolError
@@ -41,11 +42,10 @@ MAX_LINE = 16 * 1024 * 1024
 class Daemon:
     """The daemon as the tools see it: ``call(request, expect)``, or a ``ToolError``."""
 
-    def __init__(self, paths: Paths, *, autostart: bool = True) -> None:
+    def __init__(self, paths: Paths) -> None:
         self.paths = paths
-        self.autostart = autostart
         self._client: Client | None = None
-        self._started = False
+        self._tried_start = False
 
     def call(self, request: Request, expect: type[R]) -> R:
         for attempt in range(2):
@@ -66,13 +66,16 @@ class Daemon:
         return self._client
 
     def _start(self) -> bool:
-        """Start a daemon (once per server) and wait for it; whether one answers now."""
-        if not self.autostart or self._started:
+        """Start a daemon (once per server; another client may have launched it already)
+        and wait for it; whether one answers now."""
+        if self._tried_start or not autostart.enabled(dict(os.environ)):
             return False
-        self._started = True
-        from .. import autostart
-
-        autostart.start_daemon(self.paths, sys.executable)
+        self._tried_start = True
+        try:
+            autostart.start_daemon(self.paths, sys.executable)
+        except OSError as exc:
+            print(f"memd-mcp: could not start the daemon: {exc}", file=sys.stderr)
+            return False
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             try:
@@ -84,10 +87,10 @@ class Daemon:
         return False
 
     def _unavailable(self, why: str) -> str:
-        tried = " memd tried to start it and it did not answer in time." if self._started and self.autostart else ""
+        tried = " memd tried to start it and it did not answer in time." if self._tried_start else ""
         return (
             f"memd's daemon is not reachable ({why}).{tried} Ask the user to run `memctl daemon start`"
-            f" (or `memctl service install`) and `memctl doctor`; the log is {self.paths.log_file}."
+            f" (or `memctl service install`) and `memctl status`; the log is {self.paths.log_file}."
         )
 
     def close(self) -> None:
@@ -117,11 +120,9 @@ def serve(server: Server, stdin: BinaryIO, stdout: BinaryIO) -> None:
             stdout.flush()
 
 
-def main(paths: Paths, *, autostart: bool | None = None) -> int:
+def main(paths: Paths) -> int:
     """``memctl mcp``: serve MCP on stdin/stdout."""
-    if autostart is None:
-        autostart = os.environ.get("MEMD_AUTOSTART", "1") != "0"
-    daemon = Daemon(paths, autostart=autostart)
+    daemon = Daemon(paths)
     server = Server("memd", __version__, tools(_environ_context(daemon)), INSTRUCTIONS)
     try:
         serve(server, sys.stdin.buffer, sys.stdout.buffer)
