@@ -77,8 +77,10 @@ def isolated_daemon(python: str = sys.executable, *, seed: Callable[[Paths], Non
             os.makedirs(env[var], mode=0o700)
         paths = resolve(env=env)
         # No periodic spool drain: a frame the hook client spooled stays there to be counted.
+        # No retention pass: the corpora are dated months back, and it would delete their
+        # low-importance events while they are measured.
         os.makedirs(os.path.dirname(paths.config_file))
-        Path(paths.config_file).write_text("[daemon]\nspool_drain_interval = 86400.0\n")
+        Path(paths.config_file).write_text("[daemon]\nspool_drain_interval = 86400.0\n\n[retention]\nenabled = false\n")
         if seed is not None:
             seed(paths)
         with open(os.path.join(root, "daemon.out"), "wb") as out:

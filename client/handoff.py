@@ -241,6 +241,8 @@ def spool(spool_dir: str, frame: bytes) -> None:
     """Write ``frame`` to the spool as one file, atomically and privately."""
     import os  # the slow path only
 
+    # The state directory too: makedirs gives the parents it creates the umask's mode.
+    os.makedirs(os.path.dirname(spool_dir), mode=0o700, exist_ok=True)
     os.makedirs(spool_dir, mode=0o700, exist_ok=True)
     name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
     tmp = os.path.join(spool_dir, f".tmp-{name}")

@@ -29,15 +29,18 @@ from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
     PROTOCOL_VERSION,
+    Collected,
     Continuation,
     ContinuationResult,
     Details,
     DetailsResult,
     Endless,
     EndlessStatus,
+    EventRow,
     Events,
     Forget,
     Forgotten,
+    Gc,
     History,
     Hit,
     Ok,
@@ -64,7 +67,7 @@ from memd.protocol import (
     Verify,
 )
 
-from . import install, launcher, paths, service
+from . import export, importer, install, launcher, paths, service
 from .rpc import Client, DaemonError, DaemonUnavailable
 from .times import parse_time
 
@@ -289,12 +292,44 @@ def cmd_cite_verify(args: argparse.Namespace) -> int:
     return 0 if reply.found else 1
 
 
+def _bytes(n: int) -> str:
+    """A size for people: 812 B, 4.0 KB, 566.2 MB, 1.4 GB (powers of 1000, as `memctl status`)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     with _client(args) as client:
         reply = client.call(Stats(limit=args.limit, since=args.since), StatsReport)
-    window = f"since {_when(args.since)}" if args.since else "all time"
-    lines = [f"memory use ({window}): " + ", ".join(f"{n} {how}" for how, n in reply.usage.items())]
+    lines = [
+        f"events: {sum(reply.kinds.values())} in {reply.project_count} projects; by kind: "
+        + (", ".join(f"{kind} {n}" for kind, n in reply.kinds.items()) or "none")
+    ]
+    lines += [f"  {p.events:>8}  {p.root or '(no project)'}" for p in reply.projects]
     lines.append("graduation levels: " + ", ".join(f"{level} {n}" for level, n in reply.levels.items()))
+    if (s := reply.sizes) is not None:
+        lines.append(
+            f"on disk: database {_bytes(s.database)} + WAL {_bytes(s.wal)}; in it, keyword index"
+            f" {_bytes(s.keyword_index)}, trigram index {_bytes(s.trigram_index)} ({s.measured});"
+            f" vector index file {_bytes(s.vector_index)}"
+        )
+    if (e := reply.embedding) is not None:
+        lines.append(
+            f"vectors: {e.stored_vectors} stored, {e.index_vectors} in the index ({e.model}: {e.state});"
+            f" outbox backlog {e.backlog} ({e.unembedded} without any vector yet, oldest"
+            f" {e.oldest_pending_age:.0f} s), {e.failed} failed"
+        )
+    lines.append(
+        "privacy filter removed: "
+        + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in reply.redactions.items()) or "nothing")
+    )
+    lines.append("hook latency in the daemon, ms (since it started):" if reply.hook_latency_ms else "no hooks yet")
+    for hook, lat in sorted(reply.hook_latency_ms.items()):
+        lines.append(f"  {hook:<19}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
+    window = f"since {_when(args.since)}" if args.since else "all time"
+    lines.append(f"memory use ({window}): " + ", ".join(f"{n} {how}" for how, n in reply.usage.items()))
     if reply.most_cited:
         lines.append("most cited:")
     for c in reply.most_cited:
@@ -304,6 +339,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
         )
     _emit(args, _plain(reply), "\n".join(lines))
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the installation (memd_client/doctor.py); exit 1 when something is broken."""
+    from . import doctor  # imports the embedding engine when checking the model: only here
+
+    findings = doctor.examine(
+        args.paths, home=os.path.expanduser("~"), cwd=os.getcwd(), python=os.path.abspath(sys.executable)
+    )
+    _emit(args, doctor.report(findings), doctor.render(findings))
+    return 1 if doctor.failed(findings) else 0
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
@@ -516,28 +562,173 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     )
 
 
+FORGET_TIMEOUT = 600.0
+"""Seconds memctl waits for a forget or gc: they rewrite the keyword indexes (~1 s at 100k
+events here), may replay task lists (seconds), and a ``gc --vacuum`` rewrites the whole file."""
+LISTED = 40
+"""Events a forget or gc prints before saying how many more."""
+
+
+def _event_lines(events: list[EventRow], total: int) -> list[str]:
+    lines = [
+        f"[{label(e.cite)}] {e.kind} {_when(e.client_ts)} {(e.session_id or '-')[:8]}  {e.title}"
+        for e in events[:LISTED]
+    ]
+    if total > len(lines):
+        lines.append(f"… and {total - len(lines)} more (--json lists the first {len(events)})")
+    return lines
+
+
+def _by_kind(kinds: dict[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+
+
+def _forget_request(args: argparse.Namespace, dry_run: bool) -> Forget:
+    return Forget(
+        ids=args.ids,
+        session=args.session,
+        before=args.before,
+        query=args.query,
+        cwd=None if args.all_projects else os.getcwd(),
+        project=args.project,
+        all_projects=args.all_projects,
+        dry_run=dry_run,
+    )
+
+
+def _forget_summary(reply: Forgotten) -> str:
+    """``3 memories (2 prompt, 1 tool) and 1 consolidated memory built from them``."""
+    kinds = f" ({_by_kind(reply.kinds)})" if reply.selector != "ids" and reply.kinds else ""
+    derived = f" and {reply.derived} consolidated memories built from them" if reply.derived else ""
+    spooled = f"; {reply.spooled} spooled events not yet stored" if reply.spooled else ""
+    return f"{reply.total} memories{kinds}{derived}{spooled}"
+
+
 def cmd_forget(args: argparse.Namespace) -> int:
-    with _client(args) as client:
-        preview = client.call(Forget(ids=args.ids, dry_run=True), Forgotten)
-        lines = [f"[{label(e.cite)}] {e.kind} {_when(e.client_ts)} {(e.session_id or '-')[:8]}  {e.title}"
-                 for e in preview.events]  # fmt: skip
+    given = [args.ids, args.session is not None, args.before is not None, args.query is not None]
+    if sum(map(bool, given)) != 1:
+        raise CommandError("say what to forget, one way: ID..., --session S, --before DATE or --query Q", exit_code=2)
+    if (args.project or args.all_projects) and (args.ids or args.session is not None):
+        raise CommandError("--project and --all-projects go with --before and --query", exit_code=2)
+    with _client(args, timeout=FORGET_TIMEOUT) as client:
+        preview = client.call(_forget_request(args, dry_run=True), Forgotten)
         missing = f"no memory {', '.join(map(repr, preview.missing))}" if preview.missing else ""
-        if not preview.events:
-            raise CommandError((missing or "nothing to forget") + ": use ids from memctl search or history")
-        derived = f" and {preview.derived} consolidated memories built from them" if preview.derived else ""
-        summary = f"{len(preview.events)} memories{derived}"
+        if not preview.total and not preview.spooled:
+            if preview.selector == "ids":
+                raise CommandError((missing or "nothing to forget") + ": use ids from memctl search or history")
+            where = f" in {preview.scope}" if preview.scope else ""
+            raise CommandError(f"nothing to forget: no memory matches{where}")
+        lines = _event_lines(preview.events, preview.total)
+        where = [] if preview.selector in ("ids", "session") else [f"in {preview.scope or 'all projects'}"]
         if args.dry_run:
-            _emit(args, _plain(preview), "\n".join([f"would forget {summary}:", *lines, missing]).rstrip())
+            head = f"would forget {_forget_summary(preview)}:"
+            _emit(args, _plain(preview), "\n".join([head, *where, *lines, missing]).rstrip())
             return 0
         if not args.yes:
+            summary = _forget_summary(preview)
             if not sys.stdin.isatty():
                 raise CommandError(f"this would forget {summary}; add --yes to confirm (or --dry-run to list them)")
-            print("\n".join([f"about to forget {summary} for good:", *lines]))
+            print("\n".join([f"about to forget {summary} for good:", *where, *lines]))
             if input("forget them? [y/N] ").strip().lower() not in ("y", "yes"):
                 raise CommandError("nothing was forgotten")
-        reply = client.call(Forget(ids=args.ids), Forgotten)
-    human = f"forgot {summary} ({reply.vectors} vectors; {reply.refreshed} session summaries recomputed)"
-    _emit(args, _plain(reply), "\n".join([human, *lines, missing]).rstrip())
+        reply = client.call(_forget_request(args, dry_run=False), Forgotten)
+    done = f"{reply.vectors} vectors; {reply.refreshed} session summaries recomputed"
+    human = [f"forgot {_forget_summary(reply)} ({done})", *_event_lines(reply.events, reply.total), missing]
+    _emit(args, _plain(reply), "\n".join(human).rstrip())
+    return 0
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    with _client(args, timeout=FORGET_TIMEOUT) as client:
+        reply = client.call(Gc(dry_run=args.dry_run, vacuum=args.vacuum), Collected)
+    kinds = f" ({_by_kind(reply.kinds)})" if reply.kinds else ""
+    verb = "would remove" if reply.dry_run else "removed"
+    lines = [f"{verb} {reply.total} events{kinds}"]
+    if reply.total:
+        why = f"  {reply.aged} older than {reply.max_age_days:g} days"
+        if reply.capped:
+            why += f"; {reply.capped} younger ones, oldest first, to get under the {_bytes(reply.max_db_bytes)} cap"
+        lines.append(why)
+        if reply.derived:
+            lines.append(f"  and {reply.derived} consolidated memories built from them")
+        if not reply.dry_run:
+            lines.append(f"  {reply.vectors} vectors; {reply.refreshed} session summaries recomputed")
+    if reply.dry_run:
+        size = f"database: {_bytes(reply.bytes_before)} ({_bytes(reply.used_bytes)} in use)"
+    else:
+        size = f"database: {_bytes(reply.bytes_before)} → {_bytes(reply.bytes_after)}"
+        size += " (rewritten)" if reply.vacuumed else ""
+    lines.append(f"{size}; cap {_bytes(reply.max_db_bytes) if reply.max_db_bytes else 'none'}")
+    if reply.auto_vacuum != "incremental":
+        lines.append(
+            "the file does not shrink by itself yet (auto_vacuum off): `memctl gc --vacuum` rewrites it once,"
+            " which blocks writes for a few seconds per GB"
+        )
+    previous = _when(reply.last_run) if reply.last_run else "never"
+    lines.append(f"previous pass: {previous}")
+    lines += _event_lines(reply.events, reply.total)
+    _emit(args, _plain(reply), "\n".join(lines))
+    return 0
+
+
+def _transcript_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The transcripts ``memctl import`` was asked for, with their subagents'."""
+    base = importer.claude_projects(dict(os.environ))
+    if args.session:
+        if not os.path.isfile(args.session):
+            raise CommandError(f"no transcript at {args.session}")
+        return list(importer.session_files(os.path.abspath(args.session)))
+    if args.all:
+        if not os.path.isdir(base):
+            raise CommandError(f"no Claude Code transcripts in {base} (is this the right HOME or CLAUDE_CONFIG_DIR?)")
+        return [f for name in sorted(os.listdir(base)) for f in importer.transcripts(os.path.join(base, name))]
+    project = os.path.abspath(args.project or os.getcwd())
+    folder = os.path.join(base, importer.slug(project))
+    if not os.path.isdir(folder):
+        raise CommandError(f"no Claude Code transcripts for {project} (looked in {folder}); --all imports all")
+    return list(importer.transcripts(folder))
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    if args.from_export:
+        try:
+            with _client(args, timeout=600.0) as client:
+                totals = importer.restore_file(client, args.from_export)
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        kept = f"; {totals.result.cites_kept} kept their citation ids" if totals.result.stored else ""
+        _emit(args, _plain(totals.result), f"restored from {args.from_export}: {totals.line()}{kept}")
+        return 0
+    files = _transcript_files(args)
+    if args.since is not None:  # a file last written before --since holds nothing newer
+        files = [f for f in files if os.path.getmtime(f[0]) >= args.since]
+    with _client(args, timeout=600.0) as client:
+        totals = importer.import_files(client, files, args.since)
+    elapsed = time.monotonic() - started
+    rate = f" in {elapsed:.1f} s ({totals.events / elapsed:.0f} events/s)" if elapsed > 0 else ""
+    data = _plain(totals.result) | {
+        "files": totals.files,
+        "sessions": len(totals.sessions),
+        "events": totals.events,
+        "records": totals.records,
+        "corrupt_lines": totals.corrupt,
+        "seconds": round(elapsed, 3),
+    }
+    more = "; summaries and embeddings follow in the background (memctl status)" if totals.result.stored else ""
+    _emit(args, data, f"imported {totals.line()}{rate}{more}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.paths.database):
+        raise CommandError(f"no database at {args.paths.database}: nothing to export")
+    try:
+        count = export.export(args.paths.database, sys.stdout.buffer, args.project, args.since)
+    except export.NoSuchProject as exc:
+        raise CommandError(str(exc)) from None
+    sys.stdout.flush()
+    print(f"memctl: exported {count} events", file=sys.stderr)
     return 0
 
 
@@ -651,9 +842,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("action", choices=["on", "off", "status", "snapshot", "consolidate"])
     p.add_argument("--session", help="snapshot: this session (default: the latest of this project)")
-    p = command("stats", cmd_stats, "how memories are used: injected, resolved, expanded; the most cited")
-    p.add_argument("--limit", type=int, default=10, help="how many memories (default 10)")
-    p.add_argument("--since", type=_time, help="only uses after this (2026-11-21, 7d)")
+    p = command(
+        "stats", cmd_stats, "what memd holds (by kind, project, level; sizes; backlog) and how memories are used"
+    )
+    p.add_argument("--limit", type=int, default=10, help="how many projects and cited memories (default 10)")
+    p.add_argument("--since", type=_time, help="only uses after this (2026-11-21, 7d); counts are all time")
+    p = command("doctor", cmd_doctor, "check this installation, daemon up or down; each problem with its fix")
     p = command("rebuild", cmd_rebuild, "recreate the keyword indexes and/or the vectors from the event log")
     p.add_argument("--fts", action="store_true", help="the keyword indexes (both FTS tables)")
     p.add_argument("--vectors", action="store_true", help="every vector: re-embed all events in the background")
@@ -682,10 +876,33 @@ def _parser() -> argparse.ArgumentParser:
         "--scope", choices=["user", "project"], default="user", help="Claude Code: user (default) or ./.mcp.json"
     )
     p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
-    p = command("forget", cmd_forget, "delete memories for good, with their vectors and what was built from them")
-    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p = command(
+        "forget", cmd_forget, "delete memories for good (by id, session, date or words), with what was built from them"
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("--session", help="every event of this session")
+    p.add_argument("--before", type=_time, metavar="DATE", help="every event before this (2026-01-01, 90d)")
+    p.add_argument("--query", metavar="Q", help="every event with every word of Q, or Q verbatim in its record")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", help="--before/--query: in this project (default: this directory's)")
+    scope.add_argument("--all-projects", action="store_true", help="--before/--query: in every project")
     p.add_argument("--dry-run", action="store_true", help="only list what would be forgotten")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p = command("gc", cmd_gc, "apply the retention policy now: old low-importance events go ([retention])")
+    p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    p.add_argument(
+        "--vacuum", action="store_true", help="then rewrite the file once so that it shrinks (auto_vacuum off)"
+    )
+    p = command("import", cmd_import, "Claude Code transcripts (this project's by default) or an export, into memd")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--project", help="this project's transcripts (its path; default: the current directory)")
+    what.add_argument("--all", action="store_true", help="every project's transcripts")
+    what.add_argument("--session", metavar="FILE", help="one transcript file (and its subagents')")
+    what.add_argument("--from-export", metavar="FILE", help="a file written by memctl export")
+    p.add_argument("--since", type=_time, help="only events after this (2026-11-01, 30d)")
+    p = command("export", cmd_export, "memories as JSON lines on stdout (filtered content, citation ids, metadata)")
+    p.add_argument("--project", help="only this project (its root path, or a part of it)")
+    p.add_argument("--since", type=_time, help="only events after this (2026-11-01, 30d)")
     p = command("sessions", cmd_sessions, "the latest sessions of this project, newest first, with their summaries")
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--project", help="another project (its root path, or a part of it)")

@@ -57,6 +57,16 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     consolidate_after_events = 100  # ... or after this many new events
     consolidate_idle = 1800.0   # ... or once no event came for this many seconds
 
+    [retention]                 # old, unimportant events go (memd/store/retention.py, memctl gc)
+    enabled = true              # false: no daily pass (memctl gc still runs one on demand)
+    max_age_days = 90.0         # low-importance events older than this are removed
+    max_importance = 1          # "low importance": importance <= this (1 reads, searches, trivial commands)
+    max_db_bytes = 2000000000   # over this, the oldest low-importance events go first; 0 = no cap
+
+Retention never removes errors (``tool_error``), memories kept on purpose (``memory``),
+session summaries, snapshots and consolidations, nor any memory that was cited (used by
+id) or graduated to level 2 or higher.  It runs at most once a day, in the background.
+
 ``idle_exit`` (also ``memd --idle-exit SECONDS``) lets a daemon that systemd started on
 its socket exit when nothing happened for that long: no client connected, no request, no
 event left to embed.  It consolidates first (a consolidation trigger would otherwise be
@@ -167,6 +177,13 @@ class EndlessConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     consolidate_idle: Positive = 1800.0
 
 
+class RetentionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool = True
+    max_age_days: Positive = 90.0
+    max_importance: Annotated[int, msgspec.Meta(ge=0, le=2)] = 1
+    max_db_bytes: Annotated[int, msgspec.Meta(ge=0)] = 2_000_000_000
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
@@ -176,6 +193,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
     endless: EndlessConfig = msgspec.field(default_factory=EndlessConfig)
+    retention: RetentionConfig = msgspec.field(default_factory=RetentionConfig)
 
 
 class ConfigError(Exception):

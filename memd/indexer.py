@@ -95,6 +95,7 @@ class Indexer:
         self.embedded = 0
         self.failed = 0
         self._wake = anyio.Event()
+        self._quiet_until = 0.0
         self._active_at = time.monotonic()
         """When the last event or search came: the index is saved in quiet moments."""
         self._index_lock = anyio.Lock()
@@ -113,6 +114,12 @@ class Indexer:
         """New events are in the outbox: look now rather than at the next poll."""
         self._active_at = time.monotonic()
         self._wake.set()
+
+    def defer(self, seconds: float) -> None:
+        """Embed nothing for ``seconds``: a bulk import is running, and on a small machine
+        embedding its first batches would slow the import down tenfold (the import's
+        batches come back to back; each one defers again, and the backlog follows after)."""
+        self._quiet_until = max(self._quiet_until, time.monotonic() + seconds)
 
     # --- the task -------------------------------------------------------------------
 
@@ -204,6 +211,8 @@ class Indexer:
 
     async def _embed_loop(self) -> None:
         while True:
+            while (quiet := self._quiet_until - time.monotonic()) > 0:
+                await anyio.sleep(quiet)
             self._wake = anyio.Event()
             try:
                 claimed = await self.writer.call(outbox.claim, self.config.batch_size, time.time())

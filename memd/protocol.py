@@ -35,6 +35,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "BadRequest",
     "Cited",
+    "Collected",
     "Continuation",
     "ContinuationResult",
     "Detail",
@@ -47,18 +48,24 @@ __all__ = [
     "Error",
     "EventRow",
     "Events",
+    "ExportedEvent",
     "Forget",
     "Forgotten",
     "FrameReader",
     "FrameTooLarge",
+    "Gc",
     "History",
     "Hit",
+    "Import",
+    "ImportEvent",
+    "Imported",
     "Ingest",
     "Ingested",
     "Latency",
     "Ok",
     "Ping",
     "Pong",
+    "ProjectCount",
     "ProtocolError",
     "Rebuild",
     "Rebuilt",
@@ -66,6 +73,7 @@ __all__ = [
     "Remembered",
     "Reply",
     "Request",
+    "Restore",
     "Search",
     "SearchResults",
     "SessionInfo",
@@ -78,6 +86,7 @@ __all__ = [
     "StatsReport",
     "Status",
     "StatusReport",
+    "StorageSizes",
     "TaskInfo",
     "TaskList",
     "Tasks",
@@ -300,11 +309,34 @@ class Remember(Request):
 
 
 class Forget(Request):
-    """Delete memories for good: the events, everything derived from them, their vectors."""
+    """Delete memories for good: the events, everything derived from them, their vectors,
+    and the spooled frames that would become them.  Exactly one selector: ``ids``,
+    ``session``, ``before`` or ``query`` (``memd.store.forget`` says what each matches).
 
-    ids: list[str]
+    ``before`` and ``query`` look in one project: ``project`` if given, else the project of
+    ``cwd``, else all; ``all_projects`` overrides both."""
+
+    ids: list[str] = []
     """Citation ids (``mem:Ab3xY9``) or event ids."""
+    session: str | None = None
+    """Every event of this session."""
+    before: float | None = None
+    """Every event dated before this Unix time."""
+    query: str | None = None
+    """Every event holding every word of this text, or the text verbatim in its record."""
+    cwd: str | None = None
+    project: str | None = None
+    all_projects: bool = False
     dry_run: bool = False
+
+
+class Gc(Request):
+    """Apply the retention policy now (``memctl gc``; ``memd.store.retention``)."""
+
+    dry_run: bool = False
+    vacuum: bool = False
+    """Then rewrite the whole file (VACUUM) if it cannot shrink by itself yet (auto_vacuum
+    not INCREMENTAL): it switches to incremental vacuum on the way."""
 
 
 class Sessions(Request):
@@ -314,6 +346,51 @@ class Sessions(Request):
     cwd: str | None = None
     project: str | None = None
     limit: int = 20
+
+
+class ImportEvent(msgspec.Struct, kw_only=True):
+    """One event read back from a transcript, as its hook would have sent it."""
+
+    event: str
+    payload: bytes
+    at_ns: int
+    """When it happened, by the transcript's record (ns since the epoch)."""
+
+
+class Import(Request):
+    """Events from Claude Code transcripts (``memctl import``): captured like live events,
+    except that no context is built and an event live capture already stored is skipped.
+    ``finished``: sessions whose transcript is done: their summaries are recomputed."""
+
+    events: list[ImportEvent]
+    finished: list[str] = []
+
+
+class ExportedEvent(msgspec.Struct, kw_only=True):
+    """One stored event as ``memctl export`` writes it: content already filtered."""
+
+    cite: str
+    idem_key: str
+    event: str
+    kind: str
+    session_id: str | None
+    project: str | None
+    tool: str | None
+    title: str
+    text: str
+    meta: Any
+    importance: int
+    client_ts: float
+    received_at: float
+    payload: str = ""
+    """The hook payload as stored: filtered, long fields clipped."""
+
+
+class Restore(Request):
+    """Exported events into this instance (``memctl import --from-export``): stored as they
+    were, with their citation ids when free here."""
+
+    events: list[ExportedEvent]
 
 
 RequestType = (
@@ -330,8 +407,11 @@ RequestType = (
     | Endless
     | Continuation
     | Tasks
+    | Import
+    | Restore
     | Remember
     | Forget
+    | Gc
     | Sessions
     | Rebuild
     | Shutdown
@@ -570,12 +650,48 @@ class Cited(msgspec.Struct, kw_only=True):
     """Its graduation level, 0-4."""
 
 
+class ProjectCount(msgspec.Struct, kw_only=True):
+    root: str | None
+    """The project's root directory; None for events without a project (no cwd)."""
+    events: int
+
+
+class StorageSizes(msgspec.Struct, kw_only=True):
+    """Bytes on disk."""
+
+    database: int
+    """The SQLite file (every table and index, the keyword indexes included)."""
+    wal: int
+    """Its write-ahead log, not yet checkpointed into it."""
+    keyword_index: int
+    """The stemmed word index (``events_fts``), part of ``database``."""
+    trigram_index: int
+    """The trigram index of CJK text (``events_cjk``), part of ``database``."""
+    vector_index: int
+    """The usearch index file(s) beside the database."""
+    measured: str
+    """How the two keyword indexes were sized: ``dbstat`` (their pages, exact) or
+    ``estimate`` (their data blocks only: this SQLite has no ``dbstat`` table)."""
+
+
 class StatsReport(Reply):
     most_cited: list[Cited]
     usage: dict[str, int] = {}
     """Uses by kind (injected, resolved, expanded) in the window."""
     levels: dict[str, int] = {}
     """Memories per graduation level, L0 to L4 (``memd.continuity.graduation``)."""
+    kinds: dict[str, int] = {}
+    """Events per kind, derived kinds (summaries, snapshots, consolidations) included; all time."""
+    projects: list[ProjectCount] = []
+    """The projects with the most events, most first."""
+    project_count: int = 0
+    sizes: StorageSizes | None = None
+    embedding: EmbeddingStatus | None = None
+    """The model, the vector outbox (backlog, failures) and the vectors stored and indexed."""
+    redactions: dict[str, int] = {}
+    """Totals of what privacy filtering removed, as in ``StatusReport``."""
+    hook_latency_ms: dict[str, Latency] = {}
+    """Ingest handling time per hook event since the daemon started (see ``memd.metrics``)."""
 
 
 class EndlessStatus(Reply):
@@ -611,6 +727,18 @@ class TaskList(Reply):
     tasks: list[TaskInfo]
 
 
+class Imported(Reply):
+    stored: int = 0
+    duplicates: int = 0
+    """Stored before: by an earlier import, or by live capture."""
+    skipped: int = 0
+    """Not memories by capture's rules (memd's own tools, noise rules)."""
+    refused: int = 0
+    """Not readable as an event (the reason is in the daemon's log)."""
+    cites_kept: int = 0
+    """Restore: events that kept their citation id."""
+
+
 class Remembered(Reply):
     event_id: int
     cite: str
@@ -622,7 +750,16 @@ class Forgotten(Reply):
     """What a ``Forget`` deleted (or, with ``dry_run``, would delete)."""
 
     events: list[EventRow]
-    """The memories named, as they were."""
+    """The memories that go, as they were, in event order: all of them, or the first 1,000
+    (``total`` counts them all)."""
+    total: int = 0
+    kinds: dict[str, int] = {}
+    """How many of each kind go."""
+    selector: str = "ids"
+    scope: str | None = None
+    """The project a ``before`` or ``query`` forget looked in; None: all projects."""
+    spooled: int = 0
+    """Spooled frames, not yet stored, that matched and were deleted (would be)."""
     derived: int = 0
     """Consolidated memories deleted because they summed up one of them."""
     refreshed: int = 0
@@ -630,6 +767,36 @@ class Forgotten(Reply):
     vectors: int = 0
     missing: list[str] = []
     """Ids that name no memory."""
+    dry_run: bool = False
+
+
+class Collected(Reply):
+    """What a ``Gc`` removed (or, with ``dry_run``, would remove)."""
+
+    events: list[EventRow] = []
+    """The events that go, in event order: the first 1,000 (``total`` counts them all)."""
+    total: int = 0
+    kinds: dict[str, int] = {}
+    aged: int = 0
+    """Of ``total``: older than ``[retention] max_age_days``."""
+    capped: int = 0
+    """Of ``total``: younger, removed oldest first to bring the data under ``max_db_bytes``."""
+    derived: int = 0
+    refreshed: int = 0
+    vectors: int = 0
+    bytes_before: int = 0
+    """The database file and its WAL."""
+    bytes_after: int = 0
+    used_bytes: int = 0
+    """The pages in use (the file without its free pages): what ``max_db_bytes`` caps."""
+    max_db_bytes: int = 0
+    max_age_days: float = 0.0
+    auto_vacuum: str = "none"
+    """none | full | incremental: whether the file gives freed pages back by itself."""
+    vacuumed: bool = False
+    """The whole file was rewritten (``vacuum``)."""
+    last_run: float | None = None
+    """When retention last ran before this (None: never)."""
     dry_run: bool = False
 
 
@@ -676,8 +843,10 @@ ReplyType = (
     | EndlessStatus
     | ContinuationResult
     | TaskList
+    | Imported
     | Remembered
     | Forgotten
+    | Collected
     | SessionList
     | Rebuilt
     | Ok

@@ -88,7 +88,7 @@ from .retrieve.engine import Retriever
 from .retrieve.lanes import Filters, find_project
 from .retrieve.query import compile_query
 from .retrieve.smart import choose
-from .store import Store, settings, usage
+from .store import Store, queries, settings, usage
 from .tokens import estimate_tokens
 
 __all__ = ["NotFound", "Recall"]
@@ -242,10 +242,23 @@ class Recall:
         )
 
     async def stats(self, request: Stats) -> StatsReport:
-        cited = await self.store.readers.run(usage.most_cited, max(1, min(1000, request.limit)), request.since)
-        totals = await self.store.readers.run(usage.totals, request.since)
-        levels = await self.store.readers.run(usage.levels)
-        return StatsReport(most_cited=cited, usage=totals, levels=levels)
+        """What the store holds and how it is used.  ``since`` limits the uses (``usage``,
+        ``most_cited``); everything else is all time.  The daemon adds what it measures
+        itself (embedding state, hook latencies)."""
+        limit = max(1, min(1000, request.limit))
+        run = self.store.readers.run
+        indexer = self.retriever.indexer
+        projects, project_count = await run(queries.top_projects, limit)
+        return StatsReport(
+            most_cited=await run(usage.most_cited, limit, request.since),
+            usage=await run(usage.totals, request.since),
+            levels=await run(usage.levels),
+            kinds=await run(queries.kinds),
+            projects=projects,
+            project_count=project_count,
+            sizes=await run(queries.storage, self.store.path, indexer.index_dir if indexer else None),
+            redactions=await queries.redaction_totals(self.store.reader),
+        )
 
     # --- unasked: context hooks -------------------------------------------------------
 

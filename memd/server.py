@@ -4,7 +4,7 @@ Lifecycle, as structured concurrency (every task has an owner, nothing is
 fire-and-forget)::
 
     run()                       instance lock, store, writer task, indexer task, listener
-      Daemon.serve()            background: signal watcher, spool drain loop, idle exit
+      Daemon.serve()            background: signal watcher, spool drain loop, retention (janitor), idle exit
         Daemon._accept_loop()   one task per connection, in the `handlers` group
 
 Shutdown (SIGTERM, SIGINT, a ``Shutdown`` request or idle exit) calls ``Daemon.close``:
@@ -49,10 +49,12 @@ from .config import Config
 from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from .continuity import working_set
+from .importer import Importer
 from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
+from .janitor import Janitor
 from .lifecycle import Lifecycle
-from .metrics import Latencies
+from .metrics import Latencies, hook_key
 from .peer import peer_uid
 from .privacy import Privacy
 from .protocol import (
@@ -69,7 +71,10 @@ from .protocol import (
     Forget,
     FrameReader,
     FrameTooLarge,
+    Gc,
     History,
+    Import,
+    Imported,
     Ingest,
     Ingested,
     Ok,
@@ -81,6 +86,7 @@ from .protocol import (
     Remember,
     Reply,
     RequestType,
+    Restore,
     Search,
     Sessions,
     Shutdown,
@@ -109,6 +115,8 @@ INLINE_CAPTURE_BYTES = 64 * 1024
 """Payloads up to this size are prepared on the event loop (~0.1-0.3 ms); larger ones
 (a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
 SPOOL_PARALLEL = 64
+IMPORT_QUIET = 3.0
+"""Seconds the indexer waits after an import batch: the next batch usually comes first."""
 SD_LISTEN_FDS_START = 3
 """The first file descriptor systemd passes to a socket-activated service."""
 LISTEN_VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
@@ -140,11 +148,23 @@ class Daemon:
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = Recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
-        self.lifecycle = Lifecycle(store, self.retriever, indexer, lambda request: self.ingest(request, live=False))
+        self.importer = Importer(self.capture, store)
+        self.lifecycle = Lifecycle(
+            store,
+            self.retriever,
+            indexer,
+            lambda request: self.ingest(request, live=False),
+            capture=self.capture,
+            spool_dir=paths.spool_dir,
+        )
+        self.janitor = Janitor(store, self.lifecycle, config.retention, paths.database, indexer)
         self.skipped = 0
         self._capture_thread = anyio.CapacityLimiter(1)
         self.started = time.time()
         self.latencies = Latencies()
+        """Per request kind (``memctl status``)."""
+        self.hook_latencies = Latencies()
+        """Per hook event, ingests only (``memctl stats``): the same times as ``ingest``'s."""
         self._closing = False
         self._accept_scope = anyio.CancelScope()
         self._idle: set[anyio.CancelScope] = set()
@@ -166,6 +186,7 @@ class Daemon:
         async with anyio.create_task_group() as background:
             background.start_soon(self._watch_signals)
             background.start_soon(self._spool_loop)
+            background.start_soon(self.janitor.run)
             if self.idle_exit:
                 background.start_soon(self._idle_exit_loop)
             log.info("serving", socket=self.paths.socket, pid=os.getpid(), version=__version__)
@@ -282,10 +303,13 @@ class Daemon:
             if body is None:
                 return
             started = time.perf_counter()
-            op, reply = await self._respond(body)
+            op, hook, reply = await self._respond(body)
             # Measured up to the reply being ready (the event committed), not past the write:
             # the write wakes the client, and on a busy machine the kernel may run it first.
-            self.latencies.record(op, (time.perf_counter() - started) * 1000)
+            ms = (time.perf_counter() - started) * 1000
+            self.latencies.record(op, ms)
+            if hook:
+                self.hook_latencies.record(hook, ms)
             self._touch()
             await stream.send(encode_frame(reply))
 
@@ -307,20 +331,22 @@ class Daemon:
                 self._idle.discard(scope)
         return None
 
-    async def _respond(self, body: bytes) -> tuple[str, Reply]:
+    async def _respond(self, body: bytes) -> tuple[str, str, Reply]:
+        """The request's kind, its hook event (an ingest's; else ""), and the reply."""
         try:
             request = decode_request(body)
         except ProtocolError as exc:
             log.warning("request_refused", code=exc.code, size=len(body))
-            return "invalid", Error(code=exc.code, message=str(exc))
+            return "invalid", "", Error(code=exc.code, message=str(exc))
         op = type(request).__name__.lower()
+        hook = hook_key(request.event) if isinstance(request, Ingest) else ""
         try:
-            return op, await self.dispatch(request)
+            return op, hook, await self.dispatch(request)
         except NotFound as exc:
-            return op, Error(code=exc.code, message=str(exc))
+            return op, hook, Error(code=exc.code, message=str(exc))
         except Exception as exc:
             log.exception("request_failed", op=op)
-            return op, Error(code="internal", message=f"{type(exc).__name__}: see the memd log")
+            return op, hook, Error(code="internal", message=f"{type(exc).__name__}: see the memd log")
 
     # --- requests -------------------------------------------------------------------
 
@@ -355,7 +381,10 @@ class Daemon:
             case Verify():
                 return await self.recall.verify(request)
             case Stats():
-                return await self.recall.stats(request)
+                report = await self.recall.stats(request)
+                report.embedding = await self.embedding_status()
+                report.hook_latency_ms = self.hook_latencies.snapshot()
+                return report
             case Endless():
                 made = await self.consolidator.run_now() if request.consolidate else 0
                 reply = await self.recall.set_endless(request)
@@ -365,10 +394,18 @@ class Daemon:
                 return await self.recall.continuation(request)
             case Tasks():
                 return await self.recall.tasks(request)
+            case Import():
+                if self.indexer is not None:
+                    self.indexer.defer(IMPORT_QUIET)
+                return self._stored(await self.importer.import_events(request))
+            case Restore():
+                return self._stored(await self.importer.restore(request))
             case Remember():
                 return await self.lifecycle.remember(request)
             case Forget():
                 return await self.lifecycle.forget(request)
+            case Gc():
+                return await self.janitor.collect(request)
             case Sessions():
                 return await self.lifecycle.sessions(request)
             case Rebuild():
@@ -376,6 +413,14 @@ class Daemon:
             case Shutdown():
                 self.close()
                 return Ok()
+
+    def _stored(self, reply: Imported) -> Imported:
+        """After events were stored in bulk: the background workers have work."""
+        if reply.stored:
+            self.consolidator.notify()
+            if self.indexer is not None:
+                self.indexer.notify()
+        return reply
 
     async def ingest(self, request: Ingest, *, live: bool = True) -> Reply:
         """Commit one hook event; reply only once it is durable.
@@ -497,7 +542,12 @@ class Daemon:
             await anyio.sleep(self.config.daemon.spool_drain_interval)
 
     async def drain_spool(self) -> int:
-        """Ingest every spooled frame; return how many files were settled."""
+        """Ingest every spooled frame; return how many files were settled.  Under the spool
+        lock: a forget looks at the spool and deletes with no frame ingested in between."""
+        async with self.lifecycle.spool_lock:
+            return await self._drain_spool()
+
+    async def _drain_spool(self) -> int:
         spool.sweep_temp_files(self.paths.spool_dir)
         files = [p for p in spool.pending(self.paths.spool_dir) if p not in self._stuck_spool]
         settled = 0

@@ -144,6 +144,7 @@ def test_daemon_down_hook_spools_fast_then_start_drains(instance: Instance) -> N
     assert len(spooled) == 5
     spool_dir = instance.paths.spool_dir
     assert stat.S_IMODE(os.stat(spool_dir).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(instance.paths.state_dir).st_mode) == 0o700  # its parent too
     assert {stat.S_IMODE(os.stat(os.path.join(spool_dir, f)).st_mode) for f in spooled} == {0o600}
 
     instance.start()

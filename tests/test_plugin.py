@@ -35,7 +35,7 @@ def test_manifest_and_marketplace() -> None:
         for path in paths:
             assert path.startswith("./") and (ROOT / path).is_file(), path
     names = {Path(p).stem for p in manifest["commands"]}
-    assert names == {"memory-search", "memory-history", "memory-list", "memory-stats", "memory-forget"}
+    assert names == {"memory-search", "memory-history", "memory-import", "memory-list", "memory-stats", "memory-forget"}
     market = load(".claude-plugin/marketplace.json")
     assert market["owner"]["name"] and market["plugins"][0]["name"] == manifest["name"]
     assert market["plugins"][0]["source"] == "./"
@@ -141,11 +141,13 @@ def test_without_memd_a_session_gets_one_line(instance: Instance, plugin: Path) 
 
 
 def test_slash_commands_and_mcp_server_run(daemon: Instance, plugin: Path) -> None:
-    env = {**daemon.env, "PATH": SYSTEM_PATH}
+    home = Path(daemon.root) / "home"
+    shutil.copytree(FIXTURES / "transcripts", home / ".claude" / "projects")
+    env = {**daemon.env, "PATH": SYSTEM_PATH, "HOME": str(home)}
     assert daemon.memctl("launcher", "--record").returncode == 0
     cwd = f"{daemon.root}/proj"
     event_id = daemon.remember("The kite festival is in April", cwd)
-    arguments = {"memory-search": "kite festival", "memory-forget": str(event_id)}
+    arguments = {"memory-search": "kite festival", "memory-forget": str(event_id), "memory-import": "--all"}
     for name, (_, lines) in _commands().items():
         for line in lines:
             done = run(line.replace("$ARGUMENTS", arguments.get(name, "")), plugin, env)

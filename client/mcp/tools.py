@@ -119,7 +119,23 @@ class RememberArgs(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True):
-    ids: Annotated[list[Id], msgspec.Meta(min_length=1, max_length=100, description="Citation ids to delete.")]
+    ids: Annotated[list[Id], msgspec.Meta(max_length=100, description="Citation ids to delete.")] = []
+    session: Annotated[str | None, msgspec.Meta(description="Or: every memory of this session id.")] = None
+    before: Annotated[
+        str | None,
+        msgspec.Meta(description="Or: every memory of this project before then: 2026-01-01, or an age: 90d."),
+    ] = None
+    query: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=2000,
+                description="Or: every memory of this project holding every word of this.",
+            ),
+        ]
+        | None
+    ) = None
     dry_run: Annotated[bool, msgspec.Meta(description="Only list what would be deleted.")] = False
 
 
@@ -213,14 +229,23 @@ def render_verification(reply: Verification) -> str:
     )
 
 
+FORGET_LISTED = 40
+"""Memories a forget lists before saying how many more."""
+
+
 def render_forgotten(reply: Forgotten) -> str:
-    lines = [f"[{label(e.cite)}] {e.kind} · session {(e.session_id or '-')[:8]} · {e.title}" for e in reply.events]
+    lines = [
+        f"[{label(e.cite)}] {e.kind} · session {(e.session_id or '-')[:8]} · {e.title}"
+        for e in reply.events[:FORGET_LISTED]
+    ]
+    if reply.total > len(lines):
+        lines.append(f"... and {reply.total - len(lines)} more")
     if reply.dry_run:
-        head = f"Would delete {len(reply.events)} memories"
+        head = f"Would delete {reply.total} memories"
         head += f" and {reply.derived} consolidated memories built from them" if reply.derived else ""
         lines.insert(0, head + ":" if reply.events else "Nothing to delete.")
     else:
-        head = f"Deleted {len(reply.events)} memories for good ({reply.vectors} vectors"
+        head = f"Deleted {reply.total} memories for good ({reply.vectors} vectors"
         head += f", {reply.derived} consolidated memories built from them" if reply.derived else ""
         head += f"; summaries of {reply.refreshed} sessions recomputed)" if reply.refreshed else ")"
         lines.insert(0, head + ":" if reply.events else "Nothing was deleted.")
@@ -283,7 +308,13 @@ def tools(ctx: Context) -> list[Tool]:
         return f"Remembered as [{label(reply.cite)}]{where}{again}. Secrets and <private> text are never stored."
 
     def forget(a: ForgetArgs) -> str:
-        return render_forgotten(ctx.call(Forget(ids=a.ids, dry_run=a.dry_run), Forgotten))
+        try:
+            before = parse_time(a.before) if a.before is not None else None
+        except ValueError as exc:
+            raise ToolError(f"Invalid arguments: before: {exc}") from None
+        scope = {"cwd": ctx.project_dir, "all_projects": ctx.project_dir is None}  # before and query look here
+        request = Forget(ids=a.ids, session=a.session, before=before, query=a.query, dry_run=a.dry_run, **scope)
+        return render_forgotten(ctx.call(request, Forgotten))
 
     def stats(a: StatsArgs) -> str:
         return render_stats(ctx.call(Status(), StatusReport), ctx.call(Stats(limit=a.limit), StatsReport))
@@ -350,8 +381,9 @@ def tools(ctx: Context) -> list[Tool]:
             "mem_forget",
             "Forget memories",
             "Delete memories for good: the events, their vectors, and the summaries and consolidated memories"
-            " built from them. Only when the user asks for it. Call with dry_run first and show the user what"
-            " would go.",
+            " built from them. Name them one way: ids, a session, before a date, or a query (every memory of"
+            " this project holding every word). Only when the user asks for it. Call with dry_run first and show"
+            " the user what would go.",
             ForgetArgs,
             forget,
             read_only=False,

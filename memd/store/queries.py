@@ -1,15 +1,39 @@
-"""Read-only queries over the event log, each a function of a read connection."""
+"""Read-only queries over the event log, each a function of a read connection: an
+aiosqlite one (``Store.reader``) for the async ones, a plain one (``Readers.run``) for
+the rest.
+
+The inventory ``memctl stats`` shows stays cheap however big the log grows: counts are
+one ``GROUP BY`` over an index that covers it (~7 ms per 100k events here), and the
+keyword indexes are sized from their own pages only (``dbstat`` constrained by name
+reads nothing else: ~15 ms for the 43 MB of both indexes at 100k events).
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+import sqlite3
+from typing import Final
 
 import aiosqlite
 
 from ..capture.events import LOGGED
-from ..protocol import EventRow
+from ..protocol import EventRow, ProjectCount, StorageSizes
 
-__all__ = ["counts", "db_bytes", "history", "redaction_totals"]
+__all__ = [
+    "KEYWORD_INDEXES",
+    "counts",
+    "db_bytes",
+    "history",
+    "index_bytes",
+    "kinds",
+    "redaction_totals",
+    "storage",
+    "top_projects",
+]
+
+KEYWORD_INDEXES: Final = {"keyword_index": "events_fts", "trigram_index": "events_cjk"}
+"""The FTS5 tables ``memctl stats`` sizes, by the name it reports them under."""
 
 
 async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
@@ -30,6 +54,74 @@ async def redaction_totals(conn: aiosqlite.Connection) -> dict[str, int]:
 def db_bytes(path: str) -> int:
     """Size on disk of the database with its WAL."""
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+
+
+def kinds(conn: sqlite3.Connection) -> dict[str, int]:
+    """Events per kind, derived ones included, most first (read off ``events_by_kind``)."""
+    return dict(conn.execute("SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY n DESC, kind"))
+
+
+def top_projects(conn: sqlite3.Connection, limit: int) -> tuple[list[ProjectCount], int]:
+    """The ``limit`` projects with the most events (read off ``events_by_project``), and how
+    many projects there are."""
+    rows = conn.execute(
+        "SELECT p.root, c.n FROM (SELECT project_id, count(*) AS n FROM events GROUP BY project_id) c"
+        " LEFT JOIN projects p ON p.id = c.project_id ORDER BY c.n DESC, p.root IS NULL, p.root LIMIT ?",
+        (limit,),
+    ).fetchall()
+    (total,) = conn.execute("SELECT count(*) FROM projects").fetchone()
+    return [ProjectCount(root=root, events=n) for root, n in rows], total
+
+
+def index_bytes(conn: sqlite3.Connection, table: str, *, dbstat: bool = True) -> int:
+    """Bytes the FTS5 table ``table`` takes in the database: the pages of its shadow
+    tables by ``dbstat``, or with ``dbstat=False`` the length of its data blocks (the
+    inverted index itself: most of it, not all).  Raises ``sqlite3.OperationalError``
+    when ``dbstat`` is asked for and this SQLite was built without it."""
+    shadows = [
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND rootpage > 0 AND name GLOB ?",
+            (f"{table}_*",),
+        )
+    ]
+    if not shadows:
+        return 0
+    if dbstat:
+        # Constrained by name, dbstat walks those b-trees only, not the whole file.
+        marks = ", ".join("?" * len(shadows))
+        sql = f"SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE aggregate = 1 AND name IN ({marks})"
+        return int(conn.execute(sql, shadows).fetchone()[0])
+    if f"{table}_data" not in shadows:
+        return 0
+    return int(conn.execute(f'SELECT coalesce(sum(length(block)), 0) FROM "{table}_data"').fetchone()[0])
+
+
+def storage(conn: sqlite3.Connection, database: str, index_dir: str | None) -> StorageSizes:
+    """Bytes on disk: the database and its WAL, both keyword indexes, the vector index files
+    in ``index_dir``."""
+    try:
+        indexes = {name: index_bytes(conn, table) for name, table in KEYWORD_INDEXES.items()}
+        measured = "dbstat"
+    except sqlite3.OperationalError:  # built without SQLITE_ENABLE_DBSTAT_VTAB
+        indexes = {name: index_bytes(conn, table, dbstat=False) for name, table in KEYWORD_INDEXES.items()}
+        measured = "estimate"
+    vector_files = glob.glob(os.path.join(glob.escape(index_dir), "vectors-*.usearch")) if index_dir else []
+    return StorageSizes(
+        database=_size(database),
+        wal=_size(database + "-wal"),
+        keyword_index=indexes["keyword_index"],
+        trigram_index=indexes["trigram_index"],
+        vector_index=sum(_size(path) for path in vector_files),
+        measured=measured,
+    )
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 async def history(

@@ -47,7 +47,7 @@ from ..continuity import tasks, working_set
 from ..continuity.snapshot import plain, session_rows, take
 from .schema import CITATION_ATTEMPTS
 
-__all__ = ["Committed", "StoreError", "Writer", "insert_derived", "write_batch"]
+__all__ = ["Committed", "StoreError", "Writer", "atomically", "insert_derived", "write_batch"]
 
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
@@ -275,6 +275,24 @@ def write_batch(
             conn.execute("ROLLBACK")
         raise
     return results
+
+
+def atomically(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn(connection, ...)`` made one transaction, for ``Writer.call``: committed whole or
+    rolled back whole."""
+
+    def run(conn: sqlite3.Connection, *args: object) -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn, *args)
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    return run
 
 
 def checkpoint(conn: sqlite3.Connection) -> bool:

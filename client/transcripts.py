@@ -1,0 +1,212 @@
+"""Claude Code transcripts as the hook events live capture would have seen.
+
+A transcript (``~/.claude/projects/<slug>/<session>.jsonl``) holds one JSON record per
+line and one record per content block: an assistant message is spread over several
+records sharing ``message.id``, a tool call is a ``tool_use`` block in one record and its
+``tool_result`` in a later user record.  ``hook_events`` walks the records once, in file
+order, and yields what Claude Code's hooks would have sent for them, so that import goes
+through the daemon's one capture path (privacy filter, normalizer, store) like live
+events:
+
+- a typed prompt → ``UserPromptSubmit`` (a slash command as ``/name args``; harness
+  records, ``isMeta``, local-command output and interruption notes are not prompts);
+- a tool call with its result → ``PostToolUse`` (``tool_response`` is the record's
+  ``toolUseResult``, the same object the hook gets), or ``PostToolUseFailure`` with the
+  error text; a call the user refused fires neither, as live;
+- the last assistant text of a turn → ``Stop`` (``last_assistant_message``), or
+  ``SubagentStop`` in a subagent's transcript;
+- a compaction (``compact_boundary`` and the ``isCompactSummary`` record) → ``PostCompact``.
+
+Each event carries the record's own time, session and ``cwd`` (the directory slug is
+lossy), and ``import_uuid``, the uuid of the record it came from: the daemon's
+idempotency key hashes the payload, so importing a file twice stores nothing new.
+Tool events keep live capture's key (session + ``tool_use_id``), so a call captured live
+is not stored again.
+
+Memory stays bounded whatever the file's size: one line at a time, the current turn's
+last text, and the tool calls still waiting for their result (a few at a time; capped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+__all__ = ["HookEvent", "Reader", "hook_events"]
+
+MAX_PENDING_TOOLS = 1000
+"""Tool calls kept waiting for their result; an older one whose result never came is dropped."""
+REFUSED = "The user doesn't want to proceed with this tool use"
+_NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "[Request interrupted")
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+@dataclass
+class HookEvent:
+    """One event as a hook would have sent it: its name, payload and time (ns)."""
+
+    event: str
+    payload: dict[str, Any]
+    at_ns: int
+
+
+@dataclass
+class Reader:
+    """Decodes a transcript's lines; counts what it could not read."""
+
+    corrupt: int = 0
+    records: int = 0
+
+    def records_of(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = msgspec.json.decode(line)
+            except msgspec.DecodeError:
+                self.corrupt += 1  # a torn last line after a crash, a bad byte: skip it, go on
+                continue
+            if isinstance(record, dict):
+                self.records += 1
+                yield record
+            else:
+                self.corrupt += 1
+
+
+def _time_ns(record: dict[str, Any]) -> int | None:
+    stamp = record.get("timestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1e9)
+    except ValueError:
+        return None
+
+
+def _text(content: object) -> str:
+    """The text of a message's content: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def prompt_of(content: object) -> str | None:
+    """The prompt a user record's content stands for, or None when it is no prompt."""
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None
+    text = _text(content).strip()
+    if not text or text.startswith(_NOT_PROMPTS):
+        return None
+    if command := _COMMAND.search(text):
+        args = _ARGS.search(text)
+        return " ".join(part for part in (command.group(1).strip(), args.group(1).strip() if args else "") if part)
+    return text
+
+
+@dataclass
+class _Session:
+    """What the walk remembers between records."""
+
+    pending: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """tool_use id → (tool name, input), until its result comes."""
+    last_text: str = ""
+    last_text_at: int = 0
+    last_uuid: str = ""
+    compact_trigger: str = ""
+
+
+def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iterator[HookEvent]:
+    """The hook events of a transcript's records, in order.  ``agent_type``: this is a
+    subagent's transcript (its turns end in ``SubagentStop``)."""
+    state = _Session()
+    base: dict[str, Any] = {}
+    for record in records:
+        kind = record.get("type")
+        at = _time_ns(record)
+        if kind not in ("user", "assistant", "system") or at is None:
+            continue
+        session = record.get("sessionId")
+        if not isinstance(session, str) or not session:
+            continue
+        base = {"session_id": session, "cwd": record.get("cwd") or base.get("cwd") or "", "transcript_path": ""}
+        if record.get("isSidechain") and record.get("agentId"):
+            base["agent_id"] = record["agentId"]
+            base["agent_type"] = agent_type or "subagent"
+        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else ""
+        if kind == "system":
+            if record.get("subtype") == "compact_boundary":
+                metadata = record.get("compactMetadata")
+                state.compact_trigger = (metadata or {}).get("trigger", "") if isinstance(metadata, dict) else ""
+            continue
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kind == "assistant":
+            _assistant(state, content, at, uuid)
+            continue
+        if record.get("isCompactSummary"):
+            summary = _text(content).strip()
+            if summary:
+                payload = {**base, "trigger": state.compact_trigger or "auto", "compact_summary": summary}
+                yield HookEvent("PostCompact", {**payload, "import_uuid": uuid}, at)
+            continue
+        yield from _tool_results(state, base, record, content, at)
+        if record.get("isMeta"):
+            continue
+        prompt = prompt_of(content)
+        if prompt is not None:
+            yield from _end_turn(state, base, agent_type)
+            yield HookEvent("UserPromptSubmit", {**base, "prompt": prompt, "import_uuid": uuid}, at)
+    yield from _end_turn(state, base, agent_type)
+
+
+def _assistant(state: _Session, content: object, at: int, uuid: str) -> None:
+    """Remember the record's tool calls until their results, and its text as the turn's latest."""
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+            if len(state.pending) >= MAX_PENDING_TOOLS:
+                state.pending.pop(next(iter(state.pending)))
+            state.pending[block["id"]] = (str(block.get("name") or "unknown"), block.get("input"))
+        elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            state.last_text, state.last_text_at, state.last_uuid = block["text"].strip(), at, uuid
+
+
+def _tool_results(
+    state: _Session, base: dict[str, Any], record: dict[str, Any], content: object, at: int
+) -> Iterator[HookEvent]:
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        call = state.pending.pop(str(block.get("tool_use_id")), None)
+        if call is None:
+            continue
+        name, tool_input = call
+        result = record.get("toolUseResult", _text(block.get("content")))
+        payload = {**base, "tool_name": name, "tool_input": tool_input, "tool_use_id": block["tool_use_id"]}
+        if block.get("is_error"):
+            error = _text(block.get("content")) or (result if isinstance(result, str) else "")
+            if error.startswith(REFUSED) or result == "User rejected tool use":
+                continue  # a refused call fires no hook live
+            yield HookEvent("PostToolUseFailure", {**payload, "error": error, "is_interrupt": False}, at)
+        else:
+            yield HookEvent("PostToolUse", {**payload, "tool_response": result}, at)
+
+
+def _end_turn(state: _Session, base: dict[str, Any], agent_type: str) -> Iterator[HookEvent]:
+    if not state.last_text or not base:
+        return
+    event = "SubagentStop" if agent_type else "Stop"
+    payload = {**base, "last_assistant_message": state.last_text, "import_uuid": state.last_uuid}
+    if not agent_type:
+        payload["stop_hook_active"] = False
+    yield HookEvent(event, payload, state.last_text_at)
+    state.last_text = ""

@@ -1,0 +1,120 @@
+"""Import: transcript events through live capture's path, and exported events back in.
+
+``Import`` events are prepared by the same ``Capture`` as hook events (the privacy
+filter, the normalizer, the idempotency key), in a worker thread, since a batch holds
+hundreds.  Before storing, an event live capture already stored is left out: tool calls
+match by live's own key (session + ``tool_use_id``); prompts, replies and compaction
+summaries, whose live payloads differ from what a transcript holds, by session, kind
+and text.  Then the batch goes to the writer at once (one transaction for all of it),
+and the sessions whose transcripts are done get their summary and snapshot.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import anyio
+import structlog
+
+from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .protocol import Import, Imported, Ingest, Restore
+from .store import Store
+from .store.restore import restore
+from .store.writer import atomically, refresh_snapshot, refresh_summary
+
+__all__ = ["Importer"]
+
+log = structlog.get_logger("memd.importer")
+
+TEXT_KINDS = ("prompt", "assistant", "compact_summary", "subagent_stop")
+"""Kinds whose live payload differs from the transcript's: matched by their text."""
+
+
+class Importer:
+    def __init__(self, capture: Capture, store: Store) -> None:
+        self.capture = capture
+        self.store = store
+        self._prepare_thread = anyio.CapacityLimiter(1)
+
+    def _keys(self, ingests: list[Ingest]) -> list[str | None]:
+        keys: list[str | None] = []
+        for ingest in ingests:
+            try:
+                keys.append(self.capture.key(ingest))
+            except InvalidPayload:
+                keys.append(None)
+        return keys
+
+    def _prepare(self, ingests: list[Ingest]) -> tuple[list[NewEvent], int, int]:
+        """(events to store, skipped, refused): capture's work, in a worker thread."""
+        events, skipped, refused = [], 0, 0
+        now = time.time()
+        for ingest in ingests:
+            try:
+                prepared = self.capture.prepare(ingest, now)
+            except InvalidPayload:
+                refused += 1
+                continue
+            if isinstance(prepared, Skipped):
+                skipped += 1
+            else:
+                events.append(prepared)
+        return events, skipped, refused
+
+    async def import_events(self, request: Import) -> Imported:
+        ingests = [Ingest(event=e.event, sent_at_ns=e.at_ns, payload=e.payload) for e in request.events]
+        # Events stored before (a second import) cost a key, not the privacy filter.
+        keys = await anyio.to_thread.run_sync(self._keys, ingests, limiter=self._prepare_thread)
+        stored_before = await self.store.readers.run(_stored_keys, [k for k in keys if k])
+        new = [ingest for ingest, key in zip(ingests, keys, strict=True) if key not in stored_before]
+        events, skipped, refused = await anyio.to_thread.run_sync(self._prepare, new, limiter=self._prepare_thread)
+        fresh = await self.store.readers.run(_not_captured, events)
+        results = [False] * len(fresh)
+
+        async def submit(index: int, event: NewEvent) -> None:
+            committed = await self.store.writer.submit(event, project_root(event.cwd) if event.cwd else None)
+            results[index] = committed.duplicate
+
+        async with anyio.create_task_group() as group:  # all at once: the writer commits them together
+            for index, event in enumerate(fresh):
+                group.start_soon(submit, index, event)
+        now = time.time()
+        for session in request.finished:
+            await self.store.writer.call(atomically(_summarize), session, now)
+        duplicates = len(ingests) - len(new) + len(events) - len(fresh) + sum(results)
+        stored = len(fresh) - sum(results)
+        log.info("imported", stored=stored, duplicates=duplicates, skipped=skipped, refused=refused)
+        return Imported(stored=stored, duplicates=duplicates, skipped=skipped, refused=refused)
+
+    async def restore(self, request: Restore) -> Imported:
+        stored, duplicates, kept = await self.store.writer.call(atomically(restore), request.events, time.time())
+        log.info("restored", stored=stored, duplicates=duplicates, cites_kept=kept)
+        return Imported(stored=stored, duplicates=duplicates, cites_kept=kept)
+
+
+def _stored_keys(conn: sqlite3.Connection, keys: list[str]) -> set[str]:
+    marks = ",".join("?" * len(keys))
+    return {row[0] for row in conn.execute(f"SELECT idem_key FROM events WHERE idem_key IN ({marks})", keys)}
+
+
+_SAME_TEXT = "SELECT 1 FROM events WHERE session_id = ? AND +kind = ? AND text = ? LIMIT 1"
+"""``+kind``: a session has few events, a kind many: SQLite must search the session's index."""
+
+
+def _not_captured(conn: sqlite3.Connection, events: list[NewEvent]) -> list[NewEvent]:
+    """``events`` without those live capture stored already (text kinds: same session,
+    kind and text; the others carry live's key and the writer drops them)."""
+    return [
+        e
+        for e in events
+        if e.kind not in TEXT_KINDS
+        or not e.session_id
+        or not conn.execute(_SAME_TEXT, (e.session_id, e.kind, e.text)).fetchone()
+    ]
+
+
+def _summarize(conn: sqlite3.Connection, session: str, now: float) -> None:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone():
+        refresh_summary(conn, session, None, now)
+        refresh_snapshot(conn, session, None, now)

@@ -1,0 +1,62 @@
+"""Exported events back into a store (``memctl import --from-export``), on the writer.
+
+Events go in as they were exported, through the writer's own insert (sessions, projects,
+task state as for a live event), keyed by their idempotency key, so restoring a file
+twice stores nothing new.  Each keeps its citation id when the id is free here, so that
+``[mem:Ab3xY9]`` quoted anywhere still resolves after a move to another machine.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ..capture import NewEvent
+from ..capture.events import DERIVED_KINDS
+from ..protocol import ExportedEvent
+from .writer import _insert, _project_id, insert_derived
+
+__all__ = ["restore"]
+
+
+def restore(conn: sqlite3.Connection, rows: list[ExportedEvent], now: float) -> tuple[int, int, int]:
+    """Store ``rows`` (inside the caller's transaction): (stored, already there, cites kept)."""
+    stored = duplicates = kept = 0
+    for row in rows:
+        project_id = _project_id(conn, row.project, now) if row.project else None
+        if row.kind in DERIVED_KINDS:  # a summary, snapshot or consolidation: not counted in its session
+            if conn.execute("SELECT 1 FROM events WHERE idem_key = ?", (row.idem_key,)).fetchone():
+                duplicates += 1  # this instance's own is as new or newer: keep it
+                continue
+            meta_dict = row.meta if isinstance(row.meta, dict) else {}
+            event_id = insert_derived(
+                conn, row.idem_key, row.session_id, project_id, row.kind, row.title, row.text, meta_dict,
+                row.importance, row.client_ts, now,
+            )  # fmt: skip
+            stored += 1
+            kept += _keep_cite(conn, event_id, row.cite)
+            continue
+        meta = row.meta if isinstance(row.meta, str) else json.dumps(row.meta, ensure_ascii=False)
+        event = NewEvent(
+            idem_key=row.idem_key, event=row.event, kind=row.kind, session_id=row.session_id, cwd=row.project,
+            tool=row.tool, title=row.title, text=row.text, meta=meta, payload=row.payload or "{}",
+            importance=row.importance, client_ts=row.client_ts, received_at=row.received_at,
+            size=len(row.payload or meta), truncated=False,
+        )  # fmt: skip
+        committed = _insert(conn, event, project_id)
+        if committed.duplicate:
+            duplicates += 1
+            continue
+        stored += 1
+        kept += _keep_cite(conn, committed.event_id, row.cite)
+    return stored, duplicates, kept
+
+
+def _keep_cite(conn: sqlite3.Connection, event_id: int, cite: str) -> int:
+    """Give the event its exported citation id if no other event here has it (1), else keep
+    the one it got (0)."""
+    holder = conn.execute("SELECT event_id FROM citations WHERE cite = ?", (cite,)).fetchone()
+    if holder is None:
+        conn.execute("UPDATE citations SET cite = ? WHERE event_id = ?", (cite, event_id))
+        return 1
+    return int(holder[0] == event_id)
