@@ -704,6 +704,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.since is not None:  # a file last written before --since holds nothing newer
         files = [f for f in files if os.path.getmtime(f[0]) >= args.since]
     with _client(args, timeout=600.0) as client:
+        if args.force:  # each session's events go first, live-captured ones too: the transcript has them all
+            sessions = [os.path.basename(path).removesuffix(".jsonl") for path, agent in files if not agent]
+            forgotten = sum(client.call(Forget(session=s), Forgotten).total for s in sessions)
+            print(f"memctl: --force: forgot {forgotten} events of {len(sessions)} sessions first", file=sys.stderr)
         totals = importer.import_files(client, files, args.since)
     elapsed = time.monotonic() - started
     rate = f" in {elapsed:.1f} s ({totals.events / elapsed:.0f} events/s)" if elapsed > 0 else ""
@@ -900,6 +904,7 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--session", metavar="FILE", help="one transcript file (and its subagents')")
     what.add_argument("--from-export", metavar="FILE", help="a file written by memctl export")
     p.add_argument("--since", type=_time, help="only events after this (2026-11-01, 30d)")
+    p.add_argument("--force", action="store_true", help="forget each session's events first, then import it again")
     p = command("export", cmd_export, "memories as JSON lines on stdout (filtered content, citation ids, metadata)")
     p.add_argument("--project", help="only this project (its root path, or a part of it)")
     p.add_argument("--since", type=_time, help="only events after this (2026-11-01, 30d)")

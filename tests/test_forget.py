@@ -363,3 +363,16 @@ def test_mem_forget_takes_the_selectors() -> None:
     assert forget.run(ForgetArgs(before="90d")) == "Nothing was deleted."
     assert sent[0].query == "vault key" and sent[0].cwd == "/work/proj" and not sent[0].all_projects
     assert sent[1].before is not None and abs(sent[1].before - (time.time() - 90 * 86400)) < 60
+
+
+def test_a_forgotten_citation_id_never_names_another_memory(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/proj"
+    os.makedirs(cwd)
+    last = _event(daemon, "UserPromptSubmit", "s1", cwd, prompt="The newest event, forgotten next")
+    (cite,) = daemon.query("SELECT cite FROM citations WHERE event_id = ?", last)[0]
+    daemon.call(Forget(ids=[str(last)]), Forgotten)
+    again = _event(daemon, "UserPromptSubmit", "s1", cwd, prompt="A new event in its place")
+    assert again == last  # SQLite hands the highest rowid out again...
+    (new_cite,) = daemon.query("SELECT cite FROM citations WHERE event_id = ?", again)[0]
+    assert new_cite != cite  # ...but not its citation id
+    assert daemon.memctl("show", f"mem:{cite}").returncode == 1

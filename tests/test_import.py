@@ -90,6 +90,15 @@ def test_the_real_transcripts(daemon: Instance) -> None:
     again = memctl_json(daemon, "import", "--all")
     assert again["stored"] == 0 and again["duplicates"] == 32
     assert daemon.query("SELECT count(*) FROM events") == [(38,)]
+    # --force: each session forgotten, then imported again: the same events, new rows (and
+    # new citation ids: a forgotten memory's id is never given to another).
+    cites = "SELECT c.cite FROM events e JOIN citations c ON c.event_id = e.id WHERE e.event != 'memd'"
+    ids = {row[0] for row in daemon.query(cites)}
+    forced = daemon.memctl("import", "--all", "--force", "--json")
+    assert forced.returncode == 0 and "forgot 38 events of 3 sessions" in forced.stderr  # with their summaries
+    assert json.loads(forced.stdout)["stored"] == 32
+    again_ids = {row[0] for row in daemon.query(cites)}
+    assert len(again_ids) == 32 and not ids & again_ids
 
 
 def test_exact_prompt_time(daemon: Instance) -> None:

@@ -44,6 +44,9 @@ def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
         conn.execute(pragma)
     conn.execute("PRAGMA wal_autocheckpoint = 0")  # the Writer checkpoints when idle
     conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+    # Freed pages are zeroed: text replaced in place (a summary) or forgotten leaves no copy in the
+    # file.  Debian's SQLite has it on by default, others do not.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 

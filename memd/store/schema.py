@@ -418,6 +418,31 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        7,
+        "a forgotten memory's citation id is never given to another",
+        """
+        -- Event ids can come back after a forget (SQLite reuses the highest rowid), and with
+        -- them the citation id they hash to: so a citation id outlives its event here, and a
+        -- new event whose first choice is retired takes the next salt (memd.cite).  A
+        -- `mem:Ab3xY9` quoted in an old conversation never names something else.
+        CREATE TABLE retired_citations (
+            cite        TEXT PRIMARY KEY
+        ) WITHOUT ROWID;
+        CREATE TRIGGER citations_not_retired BEFORE INSERT ON citations
+        WHEN EXISTS (SELECT 1 FROM retired_citations WHERE cite = new.cite)
+        BEGIN
+            SELECT RAISE(IGNORE);
+        END;
+        DROP TRIGGER events_citations_delete;
+        CREATE TRIGGER events_citations_delete AFTER DELETE ON events
+        BEGIN
+            INSERT OR IGNORE INTO retired_citations (cite) SELECT cite FROM citations WHERE event_id = old.id;
+            DELETE FROM citations WHERE event_id = old.id;
+            DELETE FROM citation_usage WHERE event_id = old.id;
+        END;
+        """,
+    ),
 )
 
 
