@@ -16,7 +16,9 @@ them find the socket missing while a daemon boots.  So there is at most one atte
 taken with ``flock``, holds the time of the last attempt; a client that finds it locked
 or recent leaves the start to the other.  Nor is there an attempt while a daemon holds
 the instance lock (``memd/instance.py``): that one is starting up or shutting down.
-``MEMD_AUTOSTART=0`` turns all of this off (for a daemon managed by systemd or launchd).
+Nor when ``memctl service install`` made memd a systemd or launchd service: the service
+manager starts it (a socket unit even as a connection comes), and one stopped on purpose
+stays stopped.  ``MEMD_AUTOSTART=0`` turns all of this off.
 
 The hook client imports this module only on its slow path (nothing listens), and
 ``subprocess`` and ``threading`` (~15 ms of imports) only when it does launch.
@@ -31,7 +33,7 @@ if __package__:
 else:  # imported by the hook client as a top-level module: site-packages is not on sys.path
     from paths import Paths
 
-__all__ = ["LAUNCH_INTERVAL", "daemon_argv", "enabled", "launch_due", "start_daemon"]
+__all__ = ["LAUNCH_INTERVAL", "daemon_argv", "enabled", "launch_due", "managed", "service_files", "start_daemon"]
 
 LAUNCH_INTERVAL = 10.0
 """Seconds between two launch attempts for one instance.  Longer than a daemon takes to
@@ -50,6 +52,24 @@ OFF = ("0", "false", "no", "off")
 def enabled(env: dict[str, str]) -> bool:
     """Whether ``$MEMD_AUTOSTART`` allows starting the daemon (it does unless set to 0)."""
     return env.get("MEMD_AUTOSTART", "").strip().lower() not in OFF
+
+
+def service_files(env: dict[str, str]) -> tuple[str, str]:
+    """Where ``memctl service install`` puts memd's socket unit (systemd) and its plist
+    (launchd); ``tests/test_service.py`` checks that they are where it writes them."""
+    home = env.get("HOME", "")
+    config = env.get("XDG_CONFIG_HOME", "")
+    config = config if config.startswith("/") else os.path.join(home, ".config")
+    return (
+        os.path.join(config, "systemd", "user", "memd.socket"),
+        os.path.join(home, "Library", "LaunchAgents", "dev.memd.plist"),
+    )
+
+
+def managed(env: dict[str, str]) -> bool:
+    """Whether a service manager runs memd here: then it, not a hook, starts the daemon
+    (when memd is down anyway, the service was stopped on purpose, or it is restarting)."""
+    return any(os.path.exists(path) for path in service_files(env))
 
 
 def launch_due(last_attempt: float | None, now: float, interval: float = LAUNCH_INTERVAL) -> bool:
@@ -139,7 +159,7 @@ def start_daemon(where: Paths, python: str, env: dict[str, str] | None = None) -
     OSError when the state directory cannot be written or the interpreter not run.
     """
     env = dict(os.environ) if env is None else env
-    if not python or not enabled(env):
+    if not python or not enabled(env) or managed(env):
         return False
     os.makedirs(where.state_dir, mode=0o700, exist_ok=True)
     stamp = os.open(os.path.join(where.state_dir, STAMP_FILE), os.O_RDWR | os.O_CREAT, 0o600)

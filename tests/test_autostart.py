@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from conftest import HOOK_FILE, PYTHON, Instance
@@ -254,6 +255,17 @@ def test_turned_off_or_no_interpreter_means_no_attempt(where: Paths) -> None:
     assert not autostart.start_daemon(where, "/bin/false", {"MEMD_AUTOSTART": "0"})
     assert not autostart.start_daemon(where, "", {})
     assert not os.path.exists(where.state_dir)
+
+
+@pytest.mark.parametrize("unit", [0, 1])
+def test_a_service_manager_starts_memd_not_a_hook(where: Paths, tmp_path: Path, unit: int) -> None:
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    path = autostart.service_files(env)[unit]  # memd.socket (systemd) or the launchd plist
+    os.makedirs(os.path.dirname(path))
+    open(path, "w").close()
+    assert not autostart.start_daemon(where, "/bin/true", env)
+    os.unlink(path)
+    assert autostart.start_daemon(where, "/bin/true", env)
 
 
 # --- the rules -------------------------------------------------------------------------

@@ -176,6 +176,7 @@ def test_every_tool_end_to_end(daemon: Instance, mcp: Any, tmp_path: Path) -> No
     assert not error and text.startswith("Not found")
     text, error = session.call("mem_stats")
     assert not error and "events" in text and "Most cited" in text
+    assert "By kind: prompt 2, memory 1" in text and f"Biggest projects: {project} (" in text and "On disk:" in text
 
     text, error = session.call("mem_forget", ids=[cite], dry_run=True)
     assert not error and text.startswith("Would delete 1 memories") and cite in text

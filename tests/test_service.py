@@ -24,7 +24,7 @@ from conftest import PYTHON, Instance
 from memd import __version__
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.server import adopt_socket, embedding_pending, inherited_socket, listen_fds
-from memd_client import service
+from memd_client import autostart, service
 from memd_client.paths import resolve
 from memd_client.rpc import Client
 
@@ -476,8 +476,11 @@ def test_install_takes_over_from_a_daemon_started_by_hand(daemon: Instance) -> N
 def test_install_without_a_user_manager_writes_the_units_and_says_what_to_run(instance: Instance) -> None:
     log = fake_manager(instance, "MEMD_SYSTEMCTL")
     instance.env["FAKE_NO_MANAGER"] = "1"
+    assert not autostart.managed(instance.env)
     installed = instance.memctl("service", "install")
     assert installed.returncode == 0, installed.stderr
+    assert autostart.managed(instance.env)  # a hook leaves starting memd to the service manager now
+    assert autostart.service_files(instance.env)[0] in unit_paths(instance)
     assert "no user systemd manager answers" in installed.stdout and "Failed to connect to bus" in installed.stdout
     assert "--user enable --now memd.socket" in installed.stdout
     assert calls(log) == ["--user show-environment"]  # asked, nothing driven
@@ -524,6 +527,7 @@ def test_launchd_install_and_uninstall(instance: Instance) -> None:
     report = service.install(paths, env=instance.env, platform="darwin")
     plist = os.path.join(instance.root, "Library", "LaunchAgents", "dev.memd.plist")
     assert report.data["files"] == [plist] and report.data["ran"]
+    assert autostart.service_files(instance.env)[1] == plist
     uid = os.getuid()
     assert calls(log) == [
         f"print gui/{uid}",

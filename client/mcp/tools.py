@@ -264,6 +264,17 @@ def render_stats(status: StatusReport, usage: StatsReport) -> str:
         waiting = f", {e.backlog} events waiting for vectors" if e.backlog else ""
         reason = f": {e.reason}" if e.reason else ""
         lines.append(f"Search by meaning: {e.state}{reason} ({e.index_vectors} vectors{waiting}).")
+    if usage.kinds:
+        top = sorted(usage.kinds.items(), key=lambda kv: -kv[1])
+        lines.append("By kind: " + ", ".join(f"{kind} {n}" for kind, n in top) + ".")
+    if usage.projects:
+        lines.append("Biggest projects: " + ", ".join(f"{p.root} ({p.events})" for p in usage.projects[:5]) + ".")
+    if usage.sizes is not None:
+        z = usage.sizes
+        lines.append(
+            f"On disk: database {z.database / 1e6:.1f} MB (keyword index {z.keyword_index / 1e6:.1f} MB),"
+            f" vector index {z.vector_index / 1e6:.1f} MB."
+        )
     lines.append("Memory use: " + ", ".join(f"{n} {how}" for how, n in usage.usage.items()) + ".")
     lines.append("Graduation levels: " + ", ".join(f"{level} {n}" for level, n in usage.levels.items()) + ".")
     if usage.most_cited:
