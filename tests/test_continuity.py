@@ -148,6 +148,19 @@ def test_open_tasks_carry_over_and_reworded_ones_are_recognized(db: sqlite3.Conn
     }
 
 
+def test_a_stale_task_listed_again_is_a_new_one(db: sqlite3.Connection) -> None:
+    day = 86400.0
+    write(db, 1, "s1", ("Add tests for the parser", "pending"), at=1 * day)
+    write(db, 2, "s2", ("Add unit tests for the parser", "in_progress"), at=10 * day)  # reworded, 9 days on
+    write(db, 3, "s3", ("Add tests for the parser", "pending"), at=30 * day)  # reworded, 20 days untouched
+    assert db.execute("SELECT content, status, updated_at FROM tasks ORDER BY id").fetchall() == [
+        ("Add unit tests for the parser", "in_progress", 10 * day),
+        ("Add tests for the parser", "pending", 30 * day),
+    ]
+    write(db, 4, "s4", ("Add unit tests for the parser", "completed"), at=31 * day)  # the same words: the same task
+    assert db.execute("SELECT status FROM tasks ORDER BY id").fetchall() == [("completed",), ("pending",)]
+
+
 def test_task_tools_update_by_their_own_id(db: sqlite3.Connection) -> None:
     apply(db, 1, 1, "s1", {"op": "create", "tasks": [{"id": "1", "content": "Ship it", "status": "pending"}]}, 1.0)
     apply(db, 2, 1, "s1", {"op": "update", "tasks": [{"id": "1", "status": "completed"}]}, 2.0)

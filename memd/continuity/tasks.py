@@ -9,7 +9,8 @@ event that made it.
 **The same task.**  A task's key is its content normalized (casefolded, punctuation
 and extra spaces dropped).  An incoming task with a new key is still the same task when
 its wording changed only a little: ``fuzz.token_sort_ratio`` >= ``SAME_TASK`` (88)
-against an open task of the project not already matched in the same list.  88 accepts
+against an open task of the project not already matched in the same list and touched
+within ``STALE_DAYS`` of the change (an older one is not carried over any more).  88 accepts
 "Add tests for the parser" → "Add unit tests for the parser" (90) and rejects "Fix the
 login test" → "Fix the logout test" (84).
 
@@ -28,7 +29,8 @@ import re
 import sqlite3
 from typing import Any, Final, NamedTuple
 
-from rapidfuzz import fuzz
+import numpy as np
+from rapidfuzz import fuzz, process
 
 __all__ = [
     "OPEN",
@@ -89,7 +91,7 @@ class OpenTask(NamedTuple):
     event_id: int
 
 
-def _match(conn: sqlite3.Connection, project_id: int | None, content: str, taken: set[int]) -> tuple | None:
+def _match(conn: sqlite3.Connection, project_id: int | None, content: str, taken: set[int], at: float) -> tuple | None:
     key = canonical(content)
     row = conn.execute(
         "SELECT id, status FROM tasks WHERE project_id IS ? AND key = ? ORDER BY updated_at DESC LIMIT 1",
@@ -97,15 +99,26 @@ def _match(conn: sqlite3.Connection, project_id: int | None, content: str, taken
     ).fetchone()
     if row and row[0] not in taken:
         return row
-    best, best_score = None, SAME_TASK
-    for task_id, status, other in conn.execute(
-        "SELECT id, status, key FROM tasks WHERE project_id IS ? AND status IN ('pending', 'in_progress')",
-        (project_id,),
-    ):
-        score = fuzz.token_sort_ratio(key, other)
-        if task_id not in taken and score >= best_score:
-            best, best_score = (task_id, status), score
-    return best
+    # Only tasks touched within STALE_DAYS of this change: an older one is no longer carried
+    # over (``open_tasks``), so a task that shows up again is a new one (and the index on
+    # (project, status, updated_at) keeps the look short in a project with years of lists).
+    candidates = [
+        row
+        for row in conn.execute(
+            "SELECT id, status, key FROM tasks WHERE project_id IS ? AND status IN ('pending', 'in_progress')"
+            " AND updated_at >= ?",
+            (project_id, at - STALE_DAYS * 86400),
+        )
+        if row[0] not in taken
+    ]
+    # All at once in C (a project can hold hundreds of open tasks); the best score wins, and
+    # of equals the latest.
+    scores = process.cdist([key], [row[2] for row in candidates], scorer=fuzz.token_sort_ratio, dtype=np.float32)
+    matches = [(score, index) for index, score in enumerate(scores[0]) if score >= SAME_TASK] if candidates else []
+    if not matches:
+        return None
+    _, index = max(matches)
+    return candidates[index][0], candidates[index][1]
 
 
 def _set(
@@ -145,7 +158,7 @@ def apply(
                 (session, external),
             ).fetchone()
         if row is None and content:
-            row = _match(conn, project_id, content, taken)
+            row = _match(conn, project_id, content, taken, at)
         if row is None:
             if not content:
                 continue  # an update of a task memd never saw: nothing to attach it to
