@@ -36,6 +36,8 @@ CALL_TIMEOUT = 15.0
 """Seconds one daemon request may take (a search takes milliseconds, a cold start seconds)."""
 START_WAIT = 10.0
 """Seconds to wait for a daemon this server started to answer."""
+RESTART_AFTER = 60.0
+"""Seconds before a daemon that went away is started again by this server."""
 MAX_LINE = 16 * 1024 * 1024
 
 
@@ -45,7 +47,8 @@ class Daemon:
     def __init__(self, paths: Paths) -> None:
         self.paths = paths
         self._client: Client | None = None
-        self._tried_start = False
+        self._started_at: float | None = None
+        self._start_failed = False
 
     def call(self, request: Request, expect: type[R]) -> R:
         for attempt in range(2):
@@ -66,17 +69,22 @@ class Daemon:
         return self._client
 
     def _start(self) -> bool:
-        """Start a daemon (once per server; another client may have launched it already)
-        and wait for it; whether one answers now."""
-        if self._tried_start or not autostart.enabled(dict(os.environ)):
-            return False
-        self._tried_start = True
+        """Start a daemon (at most once per ``RESTART_AFTER``; another client may have
+        launched it already) and wait for it; whether one answers now."""
+        now = time.monotonic()
+        env = dict(os.environ)
+        if not autostart.enabled(env) or autostart.managed(env):
+            return False  # off, or a service manager's to start: the error says what to run
+        if self._started_at is not None and now - self._started_at < RESTART_AFTER:
+            return False  # it was started a moment ago and did not come up: say so, do not wait again
+        self._started_at = now
         try:
-            autostart.start_daemon(self.paths, sys.executable)
+            autostart.start_daemon(self.paths, sys.executable, env)
         except OSError as exc:
             print(f"memd-mcp: could not start the daemon: {exc}", file=sys.stderr)
             return False
         deadline = time.monotonic() + START_WAIT
+        self._start_failed = False
         while time.monotonic() < deadline:
             try:
                 with Client(self.paths.socket, timeout=1.0) as client:
@@ -84,10 +92,11 @@ class Daemon:
                 return True
             except (DaemonUnavailable, DaemonError):
                 time.sleep(0.1)
+        self._start_failed = True
         return False
 
     def _unavailable(self, why: str) -> str:
-        tried = " memd tried to start it and it did not answer in time." if self._tried_start else ""
+        tried = " memd tried to start it and it did not answer in time." if self._start_failed else ""
         return (
             f"memd's daemon is not reachable ({why}).{tried} Ask the user to run `memctl daemon start`"
             f" (or `memctl service install`) and `memctl status`; the log is {self.paths.log_file}."
