@@ -786,13 +786,21 @@ def cmd_hook_command(args: argparse.Namespace) -> int:
 # --- argument parsing -------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after its name.  A subcommand's copy has
+    no defaults (``SUPPRESS``): argparse would otherwise overwrite ``memctl --socket X
+    status``'s ``--socket`` with the subcommand's default."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object (stable keys)")
-    common.add_argument("--socket", help="daemon socket (default: $MEMD_SOCKET or $XDG_RUNTIME_DIR/memd/)")
-    common.add_argument("--data-dir", help="data directory (default: $MEMD_DATA_DIR or $XDG_DATA_HOME/memd)")
+    unset = {} if defaults else {"default": argparse.SUPPRESS}
+    common.add_argument("--json", action="store_true", help="print one JSON object (stable keys)", **unset)
+    common.add_argument("--socket", help="daemon socket (default: $MEMD_SOCKET or $XDG_RUNTIME_DIR/memd/)", **unset)
+    common.add_argument("--data-dir", help="data directory (default: $MEMD_DATA_DIR or $XDG_DATA_HOME/memd)", **unset)
+    return common
 
-    parser = argparse.ArgumentParser(prog="memctl", description="Inspect and drive memd.", parents=[common])
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common(defaults=False)
+    parser = argparse.ArgumentParser(prog="memctl", description="Inspect and drive memd.", parents=[_common(True)])
     parser.add_argument("--version", action="version", version=f"memctl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -941,6 +949,9 @@ def main(argv: list[str] | None = None) -> int:
         args.handler = cmd_daemon_start if args.action == "start" else cmd_daemon_stop
     try:
         return args.handler(args)
+    except BrokenPipeError:  # `memctl ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 0
     except CommandError as exc:
         print(f"memctl: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -93,3 +93,32 @@ def test_hook_command_runs_the_hook(daemon: Instance) -> None:
     assert daemon.status().events == 1
     bad = daemon.memctl("hook-command", "PostToolUze")
     assert bad.returncode == 2 and "PostToolUse" in bad.stderr
+
+
+def test_common_options_work_before_the_command_too(daemon: Instance) -> None:
+    """`memctl --socket X daemon stop` must stop the daemon at X, not the default one."""
+    other = f"{daemon.root}/other.sock"
+    env = dict(daemon.env)
+    started = subprocess.run([*daemon.memctl_argv(), "--socket", other, "--data-dir", f"{daemon.root}/d2",
+                              "daemon", "start"], env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert started.returncode == 0 and "memd started" in started.stdout, started.stdout + started.stderr
+    try:
+        pong = subprocess.run([*daemon.memctl_argv(), "--socket", other, "--json", "ping"], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert json.loads(pong.stdout)["pid"] != daemon.process.pid  # type: ignore[union-attr]
+    finally:
+        stopped = subprocess.run([*daemon.memctl_argv(), "--socket", other, "daemon", "stop"], env=env,
+                                 capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert stopped.returncode == 0 and "memd stopped" in stopped.stdout
+    assert daemon.status().pid == daemon.process.pid  # type: ignore[union-attr]  # the default one still runs
+
+
+def test_a_closed_pipe_is_not_an_error(daemon: Instance) -> None:
+    """`memctl export | head`: more than a pipe's buffer (64 KB) written to a reader gone."""
+    for n in range(60):
+        daemon.remember(f"note {n}: " + "lorem ipsum dolor sit amet " * 80, f"{daemon.root}/proj")
+    done = subprocess.run(
+        f"{shlex.join(daemon.memctl_argv())} export | head -c 1", shell=True, env=daemon.env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout == "{" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
