@@ -33,7 +33,16 @@ if __package__:
 else:  # imported by the hook client as a top-level module: site-packages is not on sys.path
     from paths import Paths
 
-__all__ = ["LAUNCH_INTERVAL", "daemon_argv", "enabled", "launch_due", "managed", "service_files", "start_daemon"]
+__all__ = [
+    "LAUNCH_INTERVAL",
+    "daemon_argv",
+    "enabled",
+    "is_locked",
+    "launch_due",
+    "managed",
+    "service_files",
+    "start_daemon",
+]
 
 LAUNCH_INTERVAL = 10.0
 """Seconds between two launch attempts for one instance.  Longer than a daemon takes to
@@ -112,9 +121,10 @@ def daemon_argv(python: str, where: Paths) -> list[str]:
 # --- IO ----------------------------------------------------------------------------------
 
 
-def _daemon_holds_lock(lock_file: str) -> bool:
-    """Whether a live daemon holds the instance lock (``memd.instance.is_locked``, which the
-    hook client cannot import: it runs without site-packages)."""
+def is_locked(lock_file: str) -> bool:
+    """Whether a live daemon holds ``lock_file`` (the kernel frees it when the holder exits).
+    Here, not in ``memd.instance`` (which uses it too), because the hook client runs without
+    site-packages and imports this module on its own."""
     try:
         fd = os.open(lock_file, os.O_RDONLY)
     except FileNotFoundError:
@@ -169,7 +179,7 @@ def start_daemon(where: Paths, python: str, env: dict[str, str] | None = None) -
         except BlockingIOError:
             return False  # another client is deciding this very moment: leave it to it
         now = time.time()
-        if not launch_due(parse_stamp(os.pread(stamp, 64, 0)), now) or _daemon_holds_lock(where.lock_file):
+        if not launch_due(parse_stamp(os.pread(stamp, 64, 0)), now) or is_locked(where.lock_file):
             return False
         os.ftruncate(stamp, 0)
         os.pwrite(stamp, f"{now}\n".encode(), 0)  # before launching: a launch that fails counts too

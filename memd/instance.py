@@ -16,6 +16,7 @@ import os
 import socket
 import stat
 
+from memd_client.autostart import is_locked
 from memd_client.paths import Paths
 
 from . import __version__
@@ -52,21 +53,6 @@ def holder(lock_file: str) -> dict[str, object]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def is_locked(lock_file: str) -> bool:
-    """Whether a live daemon holds ``lock_file`` (the kernel frees it when the holder exits)."""
-    try:
-        fd = os.open(lock_file, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 def _take(lock_file: str, record: dict[str, object], what: str) -> int:
