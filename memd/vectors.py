@@ -35,6 +35,8 @@ __all__ = ["Neighbor", "VectorIndex", "index_path"]
 CONNECTIVITY: Final = 16
 EXPANSION_ADD: Final = 128
 EXPANSION_SEARCH: Final = 64
+SCRATCH_KEYS: Final = np.uint64(2**63)
+"""Keys from here up are never ``vectors.id`` (SQLite rowids stay below 2**63)."""
 
 
 class Neighbor(NamedTuple):
@@ -102,10 +104,22 @@ class VectorIndex:
             self.dirty = True
 
     def remove(self, keys: Iterable[int]) -> None:
+        """Take ``keys`` out, vectors included.
+
+        usearch only marks a removed slot free: its vector stays in memory and in the saved
+        file until an addition reuses the slot.  A forgotten memory's embedding must not
+        outlive it, so every free slot (additions reuse them in an order of their own) is
+        overwritten at once, by random filler vectors under scratch keys removed in turn."""
         keys = np.fromiter(keys, dtype=np.uint64)
-        if len(keys):
-            self._index.remove(keys)
-            self.dirty = True
+        if not len(keys) or not np.sum(self._index.remove(keys)):
+            return
+        self.dirty = True
+        freed = self._index.stats.nodes - len(self._index)
+        if freed:
+            scratch = SCRATCH_KEYS + np.arange(freed, dtype=np.uint64)
+            filler = np.random.default_rng().standard_normal((freed, self.dim), dtype=np.float32)
+            self._index.add(scratch, filler, threads=0)
+            self._index.remove(scratch)
 
     def clear(self) -> None:
         self._index = self._new()

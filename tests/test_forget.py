@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -67,6 +68,10 @@ def test_forget_reaches_every_store(embedded: Instance, tmp_path: object) -> Non
     assert embedded.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{MARKER}%")[0][0] >= 2
     (cite,) = embedded.query("SELECT cite FROM citations WHERE event_id = ?", secret)[0]
     vectors_before = embedded.status().embedding.index_vectors  # type: ignore[union-attr]
+    stored = "SELECT vector FROM vectors WHERE event_id = ?"
+    secret_vectors = [row[0] for row in embedded.query(stored, secret)]
+    kept_vectors = [row[0] for row in embedded.query(stored, kept)]
+    assert secret_vectors and kept_vectors
 
     preview = embedded.call(Forget(ids=[f"mem:{cite}"], dry_run=True), Forgotten)
     assert [e.id for e in preview.events] == [secret] and preview.dry_run
@@ -85,6 +90,11 @@ def test_forget_reaches_every_store(embedded: Instance, tmp_path: object) -> Non
     assert embedded.query("SELECT count(*) FROM vectors WHERE event_id IN (?, ?)", secret, stop) == [(0,)]
     assert embedded.query("SELECT count(*) FROM citations WHERE cite = ?", cite) == [(0,)]
     assert embedded.status().embedding.index_vectors == vectors_before - reply.vectors  # type: ignore[union-attr]
+    # usearch keeps a removed vector in its slot; memd overwrites the slot before saving.
+    (index_file,) = Path(embedded.paths.data_dir, "vectors").glob("vectors-*.usearch")
+    saved = index_file.read_bytes()
+    assert all(vector in saved for vector in kept_vectors)
+    assert not any(vector in saved for vector in secret_vectors)
     assert embedded.search(MARKER, all_projects=True).results == []
     assert embedded.search("vault passphrase hint", all_projects=True).results == []
     assert embedded.memctl("show", f"mem:{cite}").returncode == 1

@@ -23,6 +23,7 @@ from memd.embed import event_windows
 from memd.indexer import Indexer
 from memd.store import open_store, outbox
 from memd.store.schema import migrate
+from memd.vectors import VectorIndex
 
 # --- the outbox, by the clock ----------------------------------------------------------
 
@@ -142,6 +143,27 @@ def test_deleting_an_event_deletes_its_vectors_and_outbox_row(conn: sqlite3.Conn
     conn.execute("DELETE FROM events WHERE id = 3")
     assert conn.execute("SELECT count(*) FROM vectors WHERE event_id = 3").fetchone() == (0,)
     assert 3 not in states(conn)
+
+
+def test_removed_vectors_leave_the_index_file(tmp_path: Path) -> None:
+    """usearch frees a slot but keeps its bytes; every later removal scrubs all free slots,
+    also those a save and load carried over, whatever order additions reuse them in."""
+    index = VectorIndex(str(tmp_path / "vectors" / "v.usearch"), 32)
+    vectors = np.random.default_rng(7).standard_normal((300, 32)).astype(np.float32)
+    index.add(range(1, 301), vectors)
+    gone = [5, 6, 7, *range(100, 200)]
+    index.remove([5, 6, 7, 9999])  # an absent key is no error
+    index.remove(range(100, 180))
+    index.save()
+    assert index.load()
+    index.remove(range(180, 200))
+    index.save()
+    saved = Path(index.path).read_bytes()
+    stored = {key: vectors[key - 1].astype(np.float16).tobytes() for key in range(1, 301)}
+    assert not [key for key in gone if stored[key] in saved]
+    assert all(stored[key] in saved for key in stored.keys() - set(gone))
+    assert len(index) == 300 - len(gone) and index.max_key() == 300
+    assert index.search(vectors[0], 1)[0].key == 1
 
 
 # --- the worker, with an embedder that fails on purpose --------------------------------
