@@ -342,7 +342,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Check the installation (memd_client/doctor.py); exit 1 when something is broken."""
+    """Check the installation (memd_client/doctor/); exit 1 when something is broken."""
     from . import doctor  # imports the embedding engine when checking the model: only here
 
     findings = doctor.examine(

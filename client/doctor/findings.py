@@ -1,0 +1,25 @@
+"""What every check gives (a ``Finding``), and the little the checks share."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, NamedTuple
+
+Level = Literal["ok", "warn", "error"]
+
+
+class Finding(NamedTuple):
+    name: str
+    """The check: config, hooks, daemon, permissions, database, vector_index, model, spool, disk.
+    A check with several problems gives one finding for each."""
+    level: Level
+    message: str
+    fix: str = ""
+    """What to run (or do) about it; "" when nothing needs doing."""
+
+
+RESTART: Final = "memctl daemon stop && memctl daemon start"
+START: Final = "memctl daemon start"
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
