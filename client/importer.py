@@ -138,14 +138,27 @@ class Totals:
     result: Imported = field(default_factory=Imported)
 
     def add(self, reply: Imported) -> None:
-        for name in ("stored", "duplicates", "skipped", "refused", "cites_kept"):
+        for name in ("stored", "duplicates", "skipped", "refused", "cites_kept", "expired"):
             setattr(self.result, name, getattr(self.result, name) + getattr(reply, name))
+        self.result.max_age_days = reply.max_age_days
 
     def line(self) -> str:
         r = self.result
+        expired = f" {r.expired} left out by retention," if r.expired else ""
         return (
             f"{self.files} files · {len(self.sessions)} sessions · {self.events} events: {r.stored} stored,"
-            f" {r.duplicates} already there, {r.skipped} skipped · {self.corrupt} unreadable lines skipped"
+            f"{expired} {r.duplicates} already there, {r.skipped} skipped · {self.corrupt} unreadable lines skipped"
+        )
+
+    def retention_note(self) -> str:
+        """Why events were left out, and how to keep them; "" when none were."""
+        r = self.result
+        if not r.expired:
+            return ""
+        return (
+            f"{r.expired} events older than {r.max_age_days:g} days were low-importance (reads, searches,"
+            " trivial commands), which retention removes: not imported. To keep them, raise [retention]"
+            " max_age_days in config.toml (or set enabled = false), restart memd and import again."
         )
 
 

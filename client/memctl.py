@@ -720,7 +720,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         "seconds": round(elapsed, 3),
     }
     more = "; summaries and embeddings follow in the background (memctl status)" if totals.result.stored else ""
-    _emit(args, data, f"imported {totals.line()}{rate}{more}")
+    note = totals.retention_note()
+    _emit(args, data, f"imported {totals.line()}{rate}{more}" + (f"\n{note}" if note else ""))
     return 0
 
 

@@ -5,8 +5,11 @@ filter, the normalizer, the idempotency key), in a worker thread, since a batch 
 hundreds.  Before storing, an event live capture already stored is left out: tool calls
 match by live's own key (session + ``tool_use_id``); prompts, replies and compaction
 summaries, whose live payloads differ from what a transcript holds, by session, kind
-and text.  Then the batch goes to the writer at once (one transaction for all of it),
-and the sessions whose transcripts are done get their summary and snapshot.
+and text.  With retention on, an event the next retention pass would remove (low
+importance, older than ``max_age_days``) is not stored either: importing months of
+history must not fill the store with noise only to delete it again an instant later.
+Then the batch goes to the writer at once (one transaction for all of it), and the
+sessions whose transcripts are done get their summary and snapshot.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import anyio
 import structlog
 
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .config import RetentionConfig
 from .protocol import Import, Imported, Ingest, Restore
 from .store import Store
 from .store.restore import restore
+from .store.retention import Policy, expired_on_arrival
 from .store.writer import atomically, refresh_snapshot, refresh_summary
 
 __all__ = ["Importer"]
@@ -32,9 +37,10 @@ TEXT_KINDS = ("prompt", "assistant", "compact_summary", "subagent_stop")
 
 
 class Importer:
-    def __init__(self, capture: Capture, store: Store) -> None:
+    def __init__(self, capture: Capture, store: Store, retention: RetentionConfig) -> None:
         self.capture = capture
         self.store = store
+        self.retention = Policy.of(retention) if retention.enabled else None
         self._prepare_thread = anyio.CapacityLimiter(1)
 
     def _keys(self, ingests: list[Ingest]) -> list[str | None]:
@@ -63,12 +69,17 @@ class Importer:
         return events, skipped, refused
 
     async def import_events(self, request: Import) -> Imported:
+        now = time.time()
         ingests = [Ingest(event=e.event, sent_at_ns=e.at_ns, payload=e.payload) for e in request.events]
         # Events stored before (a second import) cost a key, not the privacy filter.
         keys = await anyio.to_thread.run_sync(self._keys, ingests, limiter=self._prepare_thread)
         stored_before = await self.store.readers.run(_stored_keys, [k for k in keys if k])
         new = [ingest for ingest, key in zip(ingests, keys, strict=True) if key not in stored_before]
         events, skipped, refused = await anyio.to_thread.run_sync(self._prepare, new, limiter=self._prepare_thread)
+        prepared = len(events)
+        if self.retention is not None:
+            policy = self.retention
+            events = [e for e in events if not expired_on_arrival(policy, e.kind, e.importance, e.client_ts, now)]
         fresh = await self.store.readers.run(_not_captured, events)
         results = [False] * len(fresh)
 
@@ -79,13 +90,15 @@ class Importer:
         async with anyio.create_task_group() as group:  # all at once: the writer commits them together
             for index, event in enumerate(fresh):
                 group.start_soon(submit, index, event)
-        now = time.time()
         for session in request.finished:
             await self.store.writer.call(atomically(_summarize), session, now)
         duplicates = len(ingests) - len(new) + len(events) - len(fresh) + sum(results)
-        stored = len(fresh) - sum(results)
-        log.info("imported", stored=stored, duplicates=duplicates, skipped=skipped, refused=refused)
-        return Imported(stored=stored, duplicates=duplicates, skipped=skipped, refused=refused)
+        stored, expired = len(fresh) - sum(results), prepared - len(events)
+        log.info("imported", stored=stored, duplicates=duplicates, skipped=skipped, refused=refused, expired=expired)
+        return Imported(
+            stored=stored, duplicates=duplicates, skipped=skipped, refused=refused, expired=expired,
+            max_age_days=self.retention.max_age_days if self.retention is not None else 0.0,
+        )  # fmt: skip
 
     async def restore(self, request: Restore) -> Imported:
         stored, duplicates, kept = await self.store.writer.call(atomically(restore), request.events, time.time())

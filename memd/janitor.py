@@ -61,7 +61,7 @@ class Janitor:
 
     @property
     def policy(self) -> Policy:
-        return Policy(self.config.max_age_days, self.config.max_importance, self.config.max_db_bytes)
+        return Policy.of(self.config)
 
     async def run(self) -> None:
         while self.indexer is not None and self.indexer.state in ("loading", "indexing"):

@@ -737,6 +737,11 @@ class Imported(Reply):
     """Not readable as an event (the reason is in the daemon's log)."""
     cites_kept: int = 0
     """Restore: events that kept their citation id."""
+    expired: int = 0
+    """Import: low-importance events older than the retention age, which the next
+    retention pass would remove: not stored."""
+    max_age_days: float = 0.0
+    """Import: the retention age applied (``[retention] max_age_days``); 0 when retention is off."""
 
 
 class Remembered(Reply):

@@ -148,7 +148,7 @@ class Daemon:
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = Recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
-        self.importer = Importer(self.capture, store)
+        self.importer = Importer(self.capture, store, config.retention)
         self.lifecycle = Lifecycle(
             store,
             self.retriever,

@@ -21,6 +21,14 @@ from memd_client.importer import slug
 
 TRANSCRIPTS = SHARED / "fixtures" / "claude-code" / "transcripts"
 SPOTTER = "/home/marco/projects/spotter"
+NO_RETENTION = "[retention]\nenabled = false\n"
+"""The transcripts here are dated: with retention on, what an import keeps would depend on the day the tests run."""
+
+
+@pytest.fixture
+def instance(instance: Instance) -> Instance:
+    instance.configure(NO_RETENTION)
+    return instance
 
 
 def home_with(instance: Instance, *folders: Path) -> Path:
@@ -99,6 +107,24 @@ def test_the_real_transcripts(daemon: Instance) -> None:
     assert json.loads(forced.stdout)["stored"] == 32
     again_ids = {row[0] for row in daemon.query(cites)}
     assert len(again_ids) == 32 and not ids & again_ids
+
+
+def test_history_retention_would_remove_is_not_imported(daemon: Instance) -> None:
+    """With retention on, old low-importance events (reads, searches, trivial commands) are
+    left out, and the summary says so and how to keep them; prompts, replies, edits and
+    commands that matter are imported whatever their age."""
+    daemon.stop()
+    daemon.configure("[retention]\nmax_age_days = 1.0\n")  # every fixture record is older
+    daemon.start()
+    home_with(daemon, TRANSCRIPTS / "-home-marco-projects-spotter")
+    done = daemon.memctl("import", "--all")
+    assert done.returncode == 0, done.stderr
+    assert "32 events: 19 stored, 13 left out by retention, 0 already there" in done.stdout
+    assert "13 events older than 1 days were low-importance" in done.stdout and "max_age_days" in done.stdout
+    assert kinds(daemon) == {"prompt": 6, "tool": 9, "assistant": 4, "session_summary": 3, "snapshot": 3}
+    assert daemon.query("SELECT count(*) FROM events WHERE kind = 'tool' AND importance <= 1") == [(0,)]
+    again = memctl_json(daemon, "import", "--all")
+    assert (again["stored"], again["expired"], again["duplicates"], again["max_age_days"]) == (0, 13, 19, 1.0)
 
 
 def test_exact_prompt_time(daemon: Instance) -> None:
@@ -293,6 +319,7 @@ def test_export_then_import_elsewhere_keeps_results_and_citations(daemon: Instan
     assert b"exported 38 events" in only.stderr
 
     elsewhere = Instance(tempfile.mkdtemp(prefix="memd-t-", dir="/tmp"))
+    elsewhere.configure(NO_RETENTION)
     try:
         elsewhere.start()
         restored = memctl_json(elsewhere, "import", "--from-export", str(path))

@@ -13,7 +13,7 @@ from conftest import Instance
 
 from memd.janitor import INTERVAL, seconds_until_due
 from memd.protocol import Collected, Details, DetailsResult, Gc, Ingest, Ingested
-from memd.store.retention import LAST_RUN, Candidate, Policy, choose, kept, measure, select
+from memd.store.retention import LAST_RUN, Candidate, Policy, choose, expired_on_arrival, kept, measure, select
 
 DAY = 86400.0
 NOW = 1_800_000_000.0
@@ -34,6 +34,18 @@ def test_what_is_kept_whatever_its_age() -> None:
     assert kept(_candidate(1, 400, cited=True))
     assert kept(_candidate(1, 400, level=2)) and not kept(_candidate(1, 400, level=1))
     assert not kept(_candidate(1, 400, "tool")) and not kept(_candidate(1, 400, "notification"))
+
+
+def test_what_an_import_leaves_out() -> None:
+    """An imported event the next pass would remove is not stored: the same rule as ``choose``."""
+    policy, now = Policy(90.0, 1, 0), 1_000 * DAY
+    old, young = now - 91 * DAY, now - 89 * DAY
+    assert expired_on_arrival(policy, "tool", 1, old, now)
+    assert expired_on_arrival(policy, "tool", 0, old, now)
+    assert not expired_on_arrival(policy, "tool", 1, young, now)
+    assert not expired_on_arrival(policy, "tool", 2, old, now)  # above max_importance
+    assert not expired_on_arrival(policy, "tool_error", 1, old, now)  # errors are kept
+    assert not expired_on_arrival(policy, "memory", 0, old, now)
 
 
 def test_old_low_events_go_young_ones_stay() -> None:

@@ -41,6 +41,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+from ..config import RetentionConfig
+
 __all__ = [
     "KEPT_KINDS",
     "LAST_RUN",
@@ -52,6 +54,7 @@ __all__ = [
     "candidates",
     "choose",
     "content_bytes",
+    "expired_on_arrival",
     "kept",
     "measure",
     "select",
@@ -74,6 +77,10 @@ class Policy(NamedTuple):
     max_importance: int
     max_db_bytes: int
     """0: no cap."""
+
+    @classmethod
+    def of(cls, config: RetentionConfig) -> Policy:
+        return cls(config.max_age_days, config.max_importance, config.max_db_bytes)
 
 
 class Candidate(NamedTuple):
@@ -106,6 +113,14 @@ class Size(NamedTuple):
 def kept(candidate: Candidate) -> bool:
     """Whether retention keeps an event whatever its age (module docstring)."""
     return candidate.kind in KEPT_KINDS or candidate.cited or candidate.level >= GRADUATED
+
+
+def expired_on_arrival(policy: Policy, kind: str, importance: int, client_ts: float, now: float) -> bool:
+    """Whether an event arriving now, dated ``client_ts`` (an import's history), would go at
+    the next pass: low importance and past the age limit (a new event is neither cited nor
+    graduated yet)."""
+    young = client_ts >= now - policy.max_age_days * DAY
+    return importance <= policy.max_importance and not young and not kept(Candidate(0, kind, client_ts, 0, False, 0))
 
 
 def choose(candidates: Sequence[Candidate], policy: Policy, now: float, used_bytes: int, content_total: int) -> Choice:
