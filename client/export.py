@@ -3,9 +3,11 @@ from the database (the daemon may be down).
 
 The first line is a header (``{"format": "memd-export/1", ...}``); each other line is one
 stored event (``memd.protocol.ExportedEvent``): its citation id, idempotency key, kind,
-session, project, title, text, metadata, importance and times, and the hook payload as
-stored.  All of it is what memd stored, so already filtered: private spans and secrets
-never reached the database.  ``memctl import --from-export FILE`` reads it back.
+session, project, title, text, metadata, importance and times, the hook payload as
+stored, and what memd learned of it: its uses by id and its graduation level (which rank
+it, and keep it from retention, on the machine it moves to too).  All of it is what memd
+stored, so already filtered: private spans and secrets never reached the database.
+``memctl import --from-export FILE`` reads it back.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import BinaryIO
 import msgspec
 
 from memd import __version__
-from memd.protocol import ExportedEvent
+from memd.protocol import ExportedEvent, ExportedLevel, ExportedUse
 
 from .importer import EXPORT_FORMAT
 
@@ -26,9 +28,12 @@ __all__ = ["export"]
 
 _ROWS = (
     "SELECT coalesce(c.cite, ''), e.idem_key, e.event, e.kind, e.session_id, p.root, e.tool, e.title, e.text,"
-    " e.meta, e.importance, e.client_ts, e.received_at, e.payload"
+    " e.meta, e.importance, e.client_ts, e.received_at, e.payload, e.id,"
+    " l.level, l.accesses, l.best_confidence, l.sessions, l.last_access"
     " FROM events e LEFT JOIN citations c ON c.event_id = e.id LEFT JOIN projects p ON p.id = e.project_id"
+    " LEFT JOIN memory_levels l ON l.event_id = e.id"
 )
+_USES = "SELECT session_id, used_at, how FROM citation_usage WHERE event_id = ? ORDER BY id"
 
 
 class NoSuchProject(ValueError):
@@ -66,7 +71,10 @@ def export(database: str, out: BinaryIO, project: str | None = None, since: floa
             event = ExportedEvent(
                 cite=r[0], idem_key=r[1], event=r[2], kind=r[3], session_id=r[4], project=r[5], tool=r[6],
                 title=r[7], text=r[8], meta=_json(r[9]), importance=r[10], client_ts=r[11], received_at=r[12],
-                payload=r[13],
+                payload=r[13], uses=[ExportedUse(*use) for use in conn.execute(_USES, (r[14],))],
+                level=None if r[15] is None else ExportedLevel(
+                    level=r[15], accesses=r[16], best_confidence=r[17], sessions=r[18], last_access=r[19],
+                ),
             )  # fmt: skip
             out.write(encode(event) + b"\n")
             count += 1

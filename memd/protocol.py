@@ -23,7 +23,7 @@ This module does no IO: ``FrameReader`` is fed bytes and hands back whole frames
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -49,6 +49,8 @@ __all__ = [
     "EventRow",
     "Events",
     "ExportedEvent",
+    "ExportedLevel",
+    "ExportedUse",
     "Forget",
     "Forgotten",
     "FrameReader",
@@ -366,6 +368,24 @@ class Import(Request):
     finished: list[str] = []
 
 
+class ExportedUse(msgspec.Struct, array_like=True):
+    """One use of a memory by its id (a ``citation_usage`` row): ``[session, at, how]``."""
+
+    session_id: str | None
+    used_at: float
+    how: Literal["injected", "resolved", "expanded"]
+
+
+class ExportedLevel(msgspec.Struct, kw_only=True):
+    """A memory's graduation (a ``memory_levels`` row)."""
+
+    level: int
+    accesses: int
+    best_confidence: float | None
+    sessions: int
+    last_access: float
+
+
 class ExportedEvent(msgspec.Struct, kw_only=True):
     """One stored event as ``memctl export`` writes it: content already filtered."""
 
@@ -384,6 +404,9 @@ class ExportedEvent(msgspec.Struct, kw_only=True):
     received_at: float
     payload: str = ""
     """The hook payload as stored: filtered, long fields clipped."""
+    uses: list[ExportedUse] = []
+    """How it was used by id: what graduation and retention weigh, so they come along."""
+    level: ExportedLevel | None = None
 
 
 class Restore(Request):

@@ -308,6 +308,8 @@ def test_export_then_import_elsewhere_keeps_results_and_citations(daemon: Instan
     home_with(daemon, TRANSCRIPTS / "-home-marco-projects-spotter")
     memctl_json(daemon, "import", "--all")
     daemon.remember("Deploys run through the blue/green script", f"{daemon.root}/other")
+    used = daemon.search("phoenix background", all_projects=True).results[0].cite
+    assert daemon.memctl("show", f"mem:{used}").returncode == 0  # a use by id, and a graduation row
     exported = subprocess.run([*daemon.memctl_argv(), "export"], env=daemon.env, capture_output=True, timeout=60)
     assert exported.returncode == 0 and b"exported 39 events" in exported.stderr
     path = Path(daemon.root) / "memd.jsonl"
@@ -328,6 +330,13 @@ def test_export_then_import_elsewhere_keeps_results_and_citations(daemon: Instan
         assert again["stored"] == 0
         cites = "SELECT c.cite, e.kind, e.title FROM events e JOIN citations c ON c.event_id = e.id ORDER BY c.cite"
         assert elsewhere.query(cites) == daemon.query(cites)
+        # What memd learned of a memory moves with it: its uses by id and its graduation.
+        uses = ("SELECT c.cite, u.session_id, u.used_at, u.how FROM citation_usage u JOIN citations c USING (event_id)"
+                " ORDER BY 1, 3")  # fmt: skip
+        levels = ("SELECT c.cite, l.level, l.accesses, l.sessions, l.last_access FROM memory_levels l"
+                  " JOIN citations c USING (event_id) ORDER BY 1")  # fmt: skip
+        assert used in {row[0] for row in daemon.query(uses)} and daemon.query(levels)
+        assert elsewhere.query(uses) == daemon.query(uses) and elsewhere.query(levels) == daemon.query(levels)
         for query in ("phoenix background", "beads", "blue/green deploys"):
             here = [(h.cite, h.kind) for h in daemon.search(query, all_projects=True).results]
             there = [(h.cite, h.kind) for h in elsewhere.search(query, all_projects=True).results]

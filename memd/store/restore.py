@@ -3,7 +3,9 @@
 Events go in as they were exported, through the writer's own insert (sessions, projects,
 task state as for a live event), keyed by their idempotency key, so restoring a file
 twice stores nothing new.  Each keeps its citation id when the id is free here, so that
-``[mem:Ab3xY9]`` quoted anywhere still resolves after a move to another machine.
+``[mem:Ab3xY9]`` quoted anywhere still resolves after a move to another machine, and its
+uses by id and graduation level, so that what was learned of it (ranking, retention's
+protection of cited and graduated memories) moves along.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def restore(conn: sqlite3.Connection, rows: list[ExportedEvent], now: float) -> 
             )  # fmt: skip
             stored += 1
             kept += _keep_cite(conn, event_id, row.cite)
+            _learned(conn, event_id, row)
             continue
         meta = row.meta if isinstance(row.meta, str) else json.dumps(row.meta, ensure_ascii=False)
         event = NewEvent(
@@ -49,7 +52,22 @@ def restore(conn: sqlite3.Connection, rows: list[ExportedEvent], now: float) -> 
             continue
         stored += 1
         kept += _keep_cite(conn, committed.event_id, row.cite)
+        _learned(conn, committed.event_id, row)
     return stored, duplicates, kept
+
+
+def _learned(conn: sqlite3.Connection, event_id: int, row: ExportedEvent) -> None:
+    conn.executemany(
+        "INSERT INTO citation_usage (event_id, session_id, used_at, how) VALUES (?, ?, ?, ?)",
+        [(event_id, use.session_id, use.used_at, use.how) for use in row.uses],
+    )
+    if row.level is not None:
+        level = row.level
+        conn.execute(
+            "INSERT OR REPLACE INTO memory_levels (event_id, level, accesses, best_confidence, sessions, last_access)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (event_id, level.level, level.accesses, level.best_confidence, level.sessions, level.last_access),
+        )
 
 
 def _keep_cite(conn: sqlite3.Connection, event_id: int, cite: str) -> int:
