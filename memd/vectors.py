@@ -142,6 +142,7 @@ class VectorIndex:
         return [
             Neighbor(int(key), round(1.0 - float(distance), 4))
             for key, distance in zip(found.keys, found.distances, strict=True)
+            if key < SCRATCH_KEYS  # filler, if a ``remove`` runs alongside
         ]
 
     def save(self) -> None:

@@ -23,7 +23,7 @@ from memd.embed import event_windows
 from memd.indexer import Indexer
 from memd.store import open_store, outbox
 from memd.store.schema import migrate
-from memd.vectors import VectorIndex
+from memd.vectors import SCRATCH_KEYS, VectorIndex
 
 # --- the outbox, by the clock ----------------------------------------------------------
 
@@ -164,6 +164,9 @@ def test_removed_vectors_leave_the_index_file(tmp_path: Path) -> None:
     assert all(stored[key] in saved for key in stored.keys() - set(gone))
     assert len(index) == 300 - len(gone) and index.max_key() == 300
     assert index.search(vectors[0], 1)[0].key == 1
+    # A search running beside a removal never sees the filler's scratch keys (not SQLite rowids).
+    index._index.add(SCRATCH_KEYS, vectors[0])
+    assert [n.key for n in index.search(vectors[0], 2)] == [1]
 
 
 # --- the worker, with an embedder that fails on purpose --------------------------------
