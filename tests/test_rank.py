@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from memd.retrieve.query import compile_query
-from memd.retrieve.rank import STALE_PENALTY, Matcher, confidence, fuse, penalty, score, snippet
+from memd.retrieve.rank import (
+    STALE_PENALTY,
+    Matcher,
+    confidence,
+    fuse,
+    one_digest_per_session,
+    penalty,
+    score,
+    snippet,
+)
 
 
 def test_fusion_rewards_agreement_and_rank() -> None:
@@ -72,3 +81,18 @@ def test_snippets_show_the_matched_words() -> None:
     shown = snippet(text, ["writer", "retry"])
     assert "[writer] [retries]" in shown and shown.startswith("…") and shown.endswith("…")
     assert snippet("short text", []) == "short text"
+
+
+def test_one_digest_per_session() -> None:
+    hits = [
+        ("snapshot", "s1"),
+        ("prompt", "s1"),
+        ("session_summary", "s1"),  # s1's second digest
+        ("session_summary", "s2"),
+        ("consolidated", None),
+        ("snapshot", None),
+        ("snapshot", None),  # no session: nothing to tell them apart by
+        ("tool", "s2"),
+        ("snapshot", "s2"),  # s2's second digest
+    ]
+    assert one_digest_per_session(hits) == [True, True, False, True, True, True, True, True, False]

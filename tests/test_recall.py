@@ -153,6 +153,19 @@ def test_unknown_ids_are_a_clear_error(daemon: Instance) -> None:
 # --- the layers -------------------------------------------------------------------------
 
 
+def test_a_session_summary_and_its_snapshot_take_one_place(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/proj"
+    corpus(daemon, cwd)
+    kinds = {kind for (kind,) in daemon.query("SELECT kind FROM events WHERE session_id = 'sess-aaaa11'")}
+    assert {"session_summary", "snapshot"} <= kinds
+    query = "flaky login cookie test"
+    hits = daemon.search(query, all_projects=True).results
+    digests = [h.kind for h in hits if h.kind in ("session_summary", "snapshot") and h.session_id == "sess-aaaa11"]
+    assert len(digests) == 1
+    snapshots = daemon.search(query, all_projects=True, kind="snapshot").results
+    assert [h.kind for h in snapshots] == ["snapshot"]
+
+
 def test_index_timeline_and_details(utc: Instance) -> None:
     cwd = f"{utc.root}/proj"
     corpus(utc, cwd)

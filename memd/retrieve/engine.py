@@ -23,7 +23,7 @@ from . import lanes, layers
 from .digest import detail_tokens, files_of, summary
 from .lanes import Filters
 from .query import Query, compile_query
-from .rank import Matcher, confidence, fuse, penalty, score, snippet
+from .rank import Matcher, confidence, fuse, one_digest_per_session, penalty, score, snippet
 
 __all__ = ["Retriever"]
 
@@ -173,6 +173,8 @@ def _rank(
         )
         scored.append((rank, doc, evidence, sure, sim))
     scored.sort(key=lambda item: -item[0])
+    keep = one_digest_per_session([(doc.kind, doc.session_id) for _, doc, *_ in scored])
+    scored = [item for item, kept in zip(scored, keep, strict=True) if kept]
     positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
     return [
         Hit(

@@ -29,6 +29,9 @@ golden sets below ``min_confidence`` = 0.45 and their expected hits above it.
 + 0.03 · level), recency = 2^(-age / half-life), importance and graduation level in [0, 1].  Boosts are a few percent:
 they break near-ties and never lift a hit over one with clearly better evidence, so
 an exact match is never buried by a fresher partial one.
+
+**One digest per session.** A session's summary and its snapshot tell the same story
+from two angles; in a result list only the better-ranked of them takes a place.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "Matcher",
     "confidence",
     "fuse",
+    "one_digest_per_session",
     "penalty",
     "score",
     "snippet",
@@ -148,6 +152,22 @@ def score(
     graduated = min(max(level, 0), 4) / 4
     boost = 1 + 0.05 * recency + 0.03 * weight + 0.03 * graduated
     return (0.8 * confidence + 0.2 * fused + PHRASE_BONUS * phrase) * boost
+
+
+SESSION_DIGESTS: Final = frozenset({"session_summary", "snapshot"})
+
+
+def one_digest_per_session(hits: Sequence[tuple[str, str | None]]) -> list[bool]:
+    """For (kind, session) pairs ranked best first: whether each keeps its place (module
+    docstring).  Everything but a session's second digest does."""
+    seen: set[str] = set()
+    keep = []
+    for kind, session in hits:
+        second = kind in SESSION_DIGESTS and session is not None and session in seen
+        if kind in SESSION_DIGESTS and session is not None:
+            seen.add(session)
+        keep.append(not second)
+    return keep
 
 
 def snippet(text: str, terms: Iterable[str], width: int = 160) -> str:
