@@ -85,7 +85,8 @@ def plugin(tmp_path: Path) -> Path:
     root = tmp_path / "plugin cache" / "memd"
     for part in (".claude-plugin", "hooks"):
         shutil.copytree(ROOT / part, root / part)
-    shutil.copy(ROOT / ".mcp.json", root / ".mcp.json")
+    for name in (".mcp.json", "pyproject.toml"):  # the cache holds the whole checkout
+        shutil.copy(ROOT / name, root / name)
     return root
 
 
@@ -127,7 +128,9 @@ def test_without_memd_a_session_gets_one_line(instance: Instance, plugin: Path) 
     start = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook SessionStart', plugin, env, b"{}\n")
     assert start.returncode == 0
     message = json.loads(start.stdout)["systemMessage"]
-    assert "not installed" in message and "pipx install" in message
+    assert "not installed" in message and f"pipx install '{plugin.resolve()}' && pipx inject memd" in message
+    inject = message[message.index("pipx inject") : message.index(")")]
+    assert inject in (ROOT / "README.md").read_text()  # the model's pin, as the README gives it
     tool = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook PostToolUse', plugin, env, b"{}\n")
     assert (tool.returncode, tool.stdout, tool.stderr) == (0, b"", b"")
     mcp = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" mcp', plugin, env)
