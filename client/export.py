@@ -52,8 +52,9 @@ def _project(conn: sqlite3.Connection, name: str) -> tuple[int, str]:
 
 def export(database: str, out: BinaryIO, project: str | None = None, since: float | None = None) -> int:
     """Write the header and every event matching the filters to ``out``; how many events."""
-    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5.0)
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
     try:
+        conn.execute("BEGIN")  # one snapshot for the whole file, whatever the daemon commits meanwhile
         where, args, root = [], [], None
         if project:
             project_id, root = _project(conn, project)
