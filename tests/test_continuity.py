@@ -148,6 +148,19 @@ def test_open_tasks_carry_over_and_reworded_ones_are_recognized(db: sqlite3.Conn
     }
 
 
+def test_one_list_matches_each_open_task_once(db: sqlite3.Connection) -> None:
+    """Two rewordings of one open task in one list: the first takes it, the second is a new
+    task; and a task this list created is not matched by a later item of the same list."""
+    write(db, 1, "s1", ("Add tests for the parser", "pending"))
+    write(db, 2, "s2", ("Add unit tests for the parser", "in_progress"), ("Add more tests for the parser", "pending"),
+          ("Add more tests for the parsers", "pending"))  # fmt: skip
+    assert db.execute("SELECT content, status FROM tasks ORDER BY id").fetchall() == [
+        ("Add unit tests for the parser", "in_progress"),
+        ("Add more tests for the parser", "pending"),
+        ("Add more tests for the parsers", "pending"),
+    ]
+
+
 def test_a_stale_task_listed_again_is_a_new_one(db: sqlite3.Connection) -> None:
     day = 86400.0
     write(db, 1, "s1", ("Add tests for the parser", "pending"), at=1 * day)

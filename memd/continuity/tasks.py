@@ -91,34 +91,45 @@ class OpenTask(NamedTuple):
     event_id: int
 
 
-def _match(conn: sqlite3.Connection, project_id: int | None, content: str, taken: set[int], at: float) -> tuple | None:
-    key = canonical(content)
+def _exact(conn: sqlite3.Connection, project_id: int | None, key: str, taken: set[int]) -> tuple | None:
     row = conn.execute(
         "SELECT id, status FROM tasks WHERE project_id IS ? AND key = ? ORDER BY updated_at DESC LIMIT 1",
         (project_id, key),
     ).fetchone()
-    if row and row[0] not in taken:
-        return row
-    # Only tasks touched within STALE_DAYS of this change: an older one is no longer carried
-    # over (``open_tasks``), so a task that shows up again is a new one (and the index on
-    # (project, status, updated_at) keeps the look short in a project with years of lists).
-    candidates = [
-        row
-        for row in conn.execute(
-            "SELECT id, status, key FROM tasks WHERE project_id IS ? AND status IN ('pending', 'in_progress')"
-            " AND updated_at >= ?",
-            (project_id, at - STALE_DAYS * 86400),
-        )
-        if row[0] not in taken
-    ]
-    # All at once in C (a project can hold hundreds of open tasks); the best score wins, and
-    # of equals the latest.
-    scores = process.cdist([key], [row[2] for row in candidates], scorer=fuzz.token_sort_ratio, dtype=np.float32)
-    matches = [(score, index) for index, score in enumerate(scores[0]) if score >= SAME_TASK] if candidates else []
-    if not matches:
-        return None
-    _, index = max(matches)
-    return candidates[index][0], candidates[index][1]
+    return row if row and row[0] not in taken else None
+
+
+class _Reworded:
+    """The open tasks a reworded task of one event may be: those of the project touched
+    within ``STALE_DAYS`` of the change (an older one is no longer carried over, see
+    ``open_tasks``, so a task that shows up again is a new one).
+
+    Read once per event and scored against all of its task texts at once, in C (a project
+    can hold hundreds of open tasks).  That is the same as asking per task: every task the
+    event creates or changes is ``taken``, and taken tasks are never candidates."""
+
+    def __init__(self, conn: sqlite3.Connection, project_id: int | None, at: float, keys: list[str]) -> None:
+        self.conn, self.project_id, self.at, self.keys = conn, project_id, at, keys
+        self.rows: list[tuple[int, str, str]] = []
+        self.scores: np.ndarray | None = None  # keys by rows, read at the first reworded task
+
+    def best(self, index: int, taken: set[int]) -> tuple | None:
+        """The open task most like ``keys[index]`` (of equals the latest), if one scores >= SAME_TASK."""
+        if self.scores is None:
+            self.rows = self.conn.execute(
+                "SELECT id, status, key FROM tasks WHERE project_id IS ? AND status IN ('pending', 'in_progress')"
+                " AND updated_at >= ?",
+                (self.project_id, self.at - STALE_DAYS * 86400),
+            ).fetchall()
+            self.scores = process.cdist(
+                self.keys, [row[2] for row in self.rows], scorer=fuzz.token_sort_ratio, dtype=np.float32
+            )
+        scores = self.scores[index]
+        matches = [(scores[c], c) for c in np.flatnonzero(scores >= SAME_TASK) if self.rows[c][0] not in taken]
+        if not matches:
+            return None
+        _, column = max(matches)
+        return self.rows[column][0], self.rows[column][1]
 
 
 def _set(
@@ -147,8 +158,10 @@ def apply(
         return []  # get/list only read
     changes: list[Change] = []
     taken: set[int] = set()
-    for record in records:
-        content = str(record.get("content", "")).strip()
+    contents = [str(record.get("content", "")).strip() for record in records]
+    reworded = _Reworded(conn, project_id, at, [canonical(content) for content in contents])
+    for index, record in enumerate(records):
+        content = contents[index]
         status = str(record.get("status") or "pending")
         external = str(record.get("id", "")) or None
         row = None
@@ -158,7 +171,7 @@ def apply(
                 (session, external),
             ).fetchone()
         if row is None and content:
-            row = _match(conn, project_id, content, taken, at)
+            row = _exact(conn, project_id, reworded.keys[index], taken) or reworded.best(index, taken)
         if row is None:
             if not content:
                 continue  # an update of a task memd never saw: nothing to attach it to
