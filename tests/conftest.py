@@ -66,9 +66,13 @@ class Instance:
 
     def configure(self, toml: str = "") -> None:
         """Write the config file.  The embedding model stays off unless the instance asked
-        for it: loading it costs a second of CPU per daemon, which most tests never use."""
+        for it: loading it costs a second of CPU per daemon, which most tests never use.
+        So does the daily retention pass unless the config names ``[retention]``: what it
+        removes depends on the day the tests run (fixtures and payloads carry fixed dates)."""
         if not self.embedding and "[embedding]" not in toml:
             toml += "\n[embedding]\nenabled = false\n"
+        if "[retention]" not in toml:
+            toml += "\n[retention]\nenabled = false\n"
         os.makedirs(os.path.dirname(self.paths.config_file), exist_ok=True)
         with open(self.paths.config_file, "w") as f:
             f.write(toml)

@@ -21,14 +21,6 @@ from memd_client.importer import slug
 
 TRANSCRIPTS = SHARED / "fixtures" / "claude-code" / "transcripts"
 SPOTTER = "/home/marco/projects/spotter"
-NO_RETENTION = "[retention]\nenabled = false\n"
-"""The transcripts here are dated: with retention on, what an import keeps would depend on the day the tests run."""
-
-
-@pytest.fixture
-def instance(instance: Instance) -> Instance:
-    instance.configure(NO_RETENTION)
-    return instance
 
 
 def home_with(instance: Instance, *folders: Path) -> Path:
@@ -114,7 +106,7 @@ def test_history_retention_would_remove_is_not_imported(daemon: Instance) -> Non
     left out, and the summary says so and how to keep them; prompts, replies, edits and
     commands that matter are imported whatever their age."""
     daemon.stop()
-    daemon.configure("[retention]\nmax_age_days = 1.0\n")  # every fixture record is older
+    daemon.configure("[retention]\nenabled = true\nmax_age_days = 1.0\n")  # every fixture record is older
     daemon.start()
     home_with(daemon, TRANSCRIPTS / "-home-marco-projects-spotter")
     done = daemon.memctl("import", "--all")
@@ -321,7 +313,6 @@ def test_export_then_import_elsewhere_keeps_results_and_citations(daemon: Instan
     assert b"exported 38 events" in only.stderr
 
     elsewhere = Instance(tempfile.mkdtemp(prefix="memd-t-", dir="/tmp"))
-    elsewhere.configure(NO_RETENTION)
     try:
         elsewhere.start()
         restored = memctl_json(elsewhere, "import", "--from-export", str(path))

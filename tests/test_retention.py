@@ -166,7 +166,7 @@ def test_the_size_cap_removes_the_oldest_low_events_first(aged: tuple[Instance, 
 def test_the_daily_pass_runs_at_most_once_a_day(aged: tuple[Instance, dict[str, int]]) -> None:
     instance, ids = aged
     instance.stop()
-    instance.configure("")  # the daily pass on
+    instance.configure("[retention]\nenabled = true\n")  # the daily pass on
 
     def last_run(ago: float | None = None) -> float:
         with sqlite3.connect(instance.paths.database) as conn:
