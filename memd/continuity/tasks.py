@@ -159,7 +159,8 @@ def apply(
     changes: list[Change] = []
     taken: set[int] = set()
     contents = [str(record.get("content", "")).strip() for record in records]
-    reworded = _Reworded(conn, project_id, at, [canonical(content) for content in contents])
+    keys = [canonical(content) for content in contents]
+    reworded = _Reworded(conn, project_id, at, keys)
     for index, record in enumerate(records):
         content = contents[index]
         status = str(record.get("status") or "pending")
@@ -171,7 +172,7 @@ def apply(
                 (session, external),
             ).fetchone()
         if row is None and content:
-            row = _exact(conn, project_id, reworded.keys[index], taken) or reworded.best(index, taken)
+            row = _exact(conn, project_id, keys[index], taken) or reworded.best(index, taken)
         if row is None:
             if not content:
                 continue  # an update of a task memd never saw: nothing to attach it to

@@ -163,10 +163,10 @@ def one_digest_per_session(hits: Sequence[tuple[str, str | None]]) -> list[bool]
     seen: set[str] = set()
     keep = []
     for kind, session in hits:
-        second = kind in SESSION_DIGESTS and session is not None and session in seen
-        if kind in SESSION_DIGESTS and session is not None:
-            seen.add(session)
-        keep.append(not second)
+        digest_of = session if kind in SESSION_DIGESTS else None
+        keep.append(digest_of is None or digest_of not in seen)
+        if digest_of is not None:
+            seen.add(digest_of)
     return keep
 
 
