@@ -7,7 +7,8 @@ already spooled its event, and the daemon drains the spool when it starts.
 
 The daemon is launched fully detached: its own session, working directory ``/``, stdin
 and stdout on ``/dev/null``, stderr in ``memd-autostart.err`` in the state directory (the
-only record of a daemon that dies before its logging is set up, say on a bad config),
+only record of a daemon that dies before its logging is set up, say on a bad config, or
+of a crash; its log lines go to its rotated log file only: ``--no-stderr-log``),
 and no other descriptor: Claude Code reads a hook's stdout until every holder closes it.
 
 Many hooks fire at once (a turn's tool calls, parallel hooks of one event), and all of
@@ -112,7 +113,7 @@ def daemon_argv(python: str, where: Paths) -> list[str]:
     The default socket is left for the daemon to derive, so that it still owns (and
     keeps private) its runtime directory.
     """
-    argv = [python, "-E", "-P", "-m", "memd", "--data-dir", where.data_dir]
+    argv = [python, "-E", "-P", "-m", "memd", "--no-stderr-log", "--data-dir", where.data_dir]
     if not where.owns_runtime_dir:
         argv += ["--socket", where.socket]
     return argv

@@ -433,7 +433,7 @@ def cmd_daemon_start(args: argparse.Namespace) -> int:
     if running:
         _emit(args, {"started": False, "pid": running.pid}, f"memd is already running (pid {running.pid})")
         return 0
-    command = [sys.executable, "-m", "memd", *args.daemon_flags]
+    command = [sys.executable, "-m", "memd", "--no-stderr-log", *args.daemon_flags]
     os.makedirs(args.paths.state_dir, mode=0o700, exist_ok=True)
     errors_file = os.path.join(args.paths.state_dir, "memd-start.err")
     with open(errors_file, "wb") as errors:
@@ -447,8 +447,7 @@ def cmd_daemon_start(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         pong = _ping(args.paths.socket)
-        if pong:
-            os.unlink(errors_file)
+        if pong:  # the errors file stays: startup errors and crashes only, the log lines go to the log file
             _emit(args, {"started": True, "pid": pong.pid}, f"memd started (pid {pong.pid})")
             return 0
         if process.poll() is not None:

@@ -82,7 +82,8 @@ SOCKET_UNIT: Final = "memd.socket"
 SERVICE_UNIT: Final = "memd.service"
 DOCS: Final = "https://pypi.org/project/memd/"
 LAUNCHD_LOG: Final = "launchd.log"
-"""launchd's copy of memd's stdout and stderr, in memd's state directory (memd.log is memd's own)."""
+"""launchd's copy of memd's stdout and stderr, in memd's state directory: startup errors and
+crashes (memd's log lines go to memd.log, which rotates; launchd rotates nothing)."""
 TOOL_TIMEOUT: Final = 30.0
 STOP_TIMEOUT: Final = 30.0
 
@@ -292,7 +293,7 @@ def systemd_files(unit_dir: str, paths: Paths, python: str, idle_exit: float, ru
 def launchd_files(agent_dir: str, paths: Paths, python: str) -> dict[str, str]:
     """The agent ``install`` writes: absolute path → text."""
     plist = launchd_plist(
-        daemon_argv(python, paths, socket=True),
+        [*daemon_argv(python, paths, socket=True), "--no-stderr-log"],
         _state_environment(paths),
         os.path.join(paths.state_dir, LAUNCHD_LOG),
         _written_header("launchd"),

@@ -46,6 +46,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECONDS",
         help="when socket-activated, exit after this many idle seconds; 0 = never (overrides [daemon] idle_exit)",
     )
+    parser.add_argument(
+        "--no-stderr-log",
+        dest="stderr_log",
+        action="store_false",
+        help="log to the log file only; stderr keeps startup errors and crashes (for a detached daemon"
+        " whose stderr is a file nobody rotates)",
+    )
     parser.add_argument("--version", action="version", version=f"memd {__version__}")
     args = parser.parse_args(argv)
 
@@ -58,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.idle_exit is not None:
         config.daemon = msgspec.structs.replace(config.daemon, idle_exit=args.idle_exit)
-    configure(args.log_level or config.daemon.log_level, paths.log_file)
+    configure(args.log_level or config.daemon.log_level, paths.log_file, stderr=args.stderr_log)
     with contextlib.suppress(OSError):  # for the Claude Code plugin's launcher (memd_client/launcher.py)
         launcher.record(paths)
 

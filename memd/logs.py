@@ -19,7 +19,9 @@ LOG_MAX_BYTES = 10 * 1024 * 1024
 LOG_BACKUPS = 3
 
 
-def configure(level: str, log_file: str | None) -> None:
+def configure(level: str, log_file: str | None, *, stderr: bool = True) -> None:
+    """JSON lines at ``level`` and above, to ``log_file`` (rotated) and, if ``stderr``, to
+    stderr too (a terminal, the journal; not a file nobody rotates)."""
     timestamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.add_logger_name, timestamper],
@@ -29,7 +31,7 @@ def configure(level: str, log_file: str | None) -> None:
             structlog.processors.JSONRenderer(),
         ],
     )
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)] if stderr or not log_file else []
     if log_file:
         os.makedirs(os.path.dirname(log_file), mode=0o700, exist_ok=True)
         handlers.append(logging.handlers.RotatingFileHandler(log_file, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS))

@@ -298,7 +298,7 @@ def test_the_daemon_gets_the_socket_it_was_not_left_to_find_alone() -> None:
     env = {"HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1"}
     default = resolve(env=env)
     assert autostart.daemon_argv("/v/bin/python", default) == [
-        "/v/bin/python", "-E", "-P", "-m", "memd", "--data-dir", "/home/u/.local/share/memd",
+        "/v/bin/python", "-E", "-P", "-m", "memd", "--no-stderr-log", "--data-dir", "/home/u/.local/share/memd",
     ]  # fmt: skip
     flagged = resolve(socket="/tmp/x/memd.sock", env=env)
     assert autostart.daemon_argv("/v/bin/python", flagged)[-2:] == ["--socket", "/tmp/x/memd.sock"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 
@@ -45,6 +46,12 @@ def test_daemon_start_status_and_stop(instance: Instance) -> None:
     stopped = instance.memctl("daemon", "stop")
     assert (stopped.returncode, stopped.stdout.strip()) == (0, "memd stopped")
     assert instance.memctl("daemon", "stop").stdout.strip() == "memd is not running"
+    # Its log lines went to the rotated log file only; its stderr file keeps what else it
+    # printed (startup errors, crashes): nothing here.
+    with open(instance.paths.log_file) as log:
+        assert '"event": "serving"' in log.read()
+    with open(os.path.join(instance.paths.state_dir, "memd-start.err")) as errors:
+        assert errors.read() == ""
 
 
 def test_daemon_start_reports_why_it_failed(instance: Instance) -> None:

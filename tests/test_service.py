@@ -385,6 +385,7 @@ def test_launchd_plists_load_and_run_this_installation(instance: Instance) -> No
     assert job["EnvironmentVariables"] == {"XDG_STATE_HOME": os.path.dirname(instance.paths.state_dir)}
     argv = job["ProgramArguments"]
     assert argv[:4] == [PYTHON, "-P", "-m", "memd"] and "--idle-exit" not in argv
+    assert "--no-stderr-log" in argv  # launchd.log is never rotated: memd's log lines go to memd.log
     assert argv[argv.index("--socket") + 1] == instance.paths.socket
     version = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=60, cwd=instance.root)
     assert version.stdout.strip() == f"memd {__version__}", version.stderr
