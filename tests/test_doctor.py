@@ -113,6 +113,28 @@ def test_daemon_down(instance: Instance) -> None:
     assert code == 0
 
 
+def test_a_daemon_that_could_not_start_says_why(instance: Instance) -> None:
+    """A detached daemon's stderr holds only startup errors and crashes: doctor shows its last line."""
+    nowhere = "/proc/memd-nowhere/memd.sock"  # not even root can make a directory in /proc
+
+    def memctl_nowhere(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [*instance.memctl_argv(), "--socket", nowhere, *args]
+        return subprocess.run(argv, capture_output=True, text=True, env=_env(instance), cwd=instance.root, timeout=120)
+
+    started = memctl_nowhere("daemon", "start")
+    assert started.returncode == 1 and "memd-nowhere" in started.stderr
+    done = memctl_nowhere("doctor", "--json")
+    (daemon,) = [check for check in json.loads(done.stdout)["checks"] if check["name"] == "daemon"]
+    assert daemon["level"] == "warn" and "memd is not running" in daemon["message"]
+    assert f"its last words, in {instance.paths.state_dir}/memd-start.err: memd: " in daemon["message"]
+    assert "memd-nowhere" in daemon["message"].split("last words")[1]
+    # Once a daemon has run and stopped cleanly since, that old failure is not its last word.
+    instance.start()
+    assert instance.stop() == 0
+    _code, checks = run_doctor(instance)
+    assert "last words" not in only(checks, "daemon")[1]
+
+
 def test_wrong_permissions(daemon: Instance) -> None:
     memctl(daemon, "install")
     paths = daemon.paths

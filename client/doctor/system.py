@@ -25,6 +25,9 @@ DISK_WARN_SHARE: Final = 0.05
 SPOOL_STUCK_AFTER: Final = 60.0
 """Seconds a frame may wait while memd runs (it looks every ``spool_drain_interval``, 5 s)."""
 PING_TIMEOUT: Final = 3.0
+STDERR_FILES: Final = ("memd-start.err", "memd-autostart.err", "launchd.log")
+"""Where a detached daemon's stderr goes (``memctl daemon start``, auto-start, launchd): its
+startup errors and crashes, the only record of a daemon that died before or outside its log."""
 
 
 # --- config -----------------------------------------------------------------------------
@@ -75,6 +78,8 @@ class DaemonFacts(NamedTuple):
     lock_pid: int
     """A live process holding the instance lock; 0 when none does."""
     status: StatusReport | None
+    last_words: tuple[str, str] = ("", "")
+    """(file, last line) of the newest non-empty ``STDERR_FILES``: why a detached daemon died."""
 
 
 def check_daemon(facts: DaemonFacts, version: str = __version__) -> list[Finding]:
@@ -88,10 +93,12 @@ def check_daemon(facts: DaemonFacts, version: str = __version__) -> list[Finding
     if facts.refused:
         message = f"memd on {facts.socket} refuses this memctl ({facts.error})"
         return [Finding("daemon", "error", message, RESTART)]
+    path, line = facts.last_words
+    said = f"; its last words, in {path}: {line}" if line else ""
     if facts.lock_pid:
-        message = f"memd (pid {facts.lock_pid}) holds the instance lock but does not answer ({facts.error})"
+        message = f"memd (pid {facts.lock_pid}) holds the instance lock but does not answer ({facts.error}){said}"
         return [Finding("daemon", "error", message, f"kill {facts.lock_pid} && {START}")]
-    message = f"memd is not running ({facts.error}): hooks keep their events in the spool until it starts"
+    message = f"memd is not running ({facts.error}): hooks keep their events in the spool until it starts{said}"
     return [Finding("daemon", "warn", message, START)]
 
 
@@ -108,7 +115,30 @@ def gather_daemon(paths: Paths) -> DaemonFacts:
     except DaemonError as exc:
         error, refused = f"{exc.code}: {exc}", True
     pid = holder(paths.lock_file).get("pid", 0) if is_locked(paths.lock_file) else 0
-    return DaemonFacts(paths.socket, pong, ms, error, refused, pid if isinstance(pid, int) else 0, status)
+    last_words = _last_words(paths.state_dir, paths.log_file) if pong is None else ("", "")
+    return DaemonFacts(paths.socket, pong, ms, error, refused, pid if isinstance(pid, int) else 0, status, last_words)
+
+
+def _last_words(state_dir: str, log_file: str) -> tuple[str, str]:
+    """Only output newer than the log's last line counts: a daemon that stopped cleanly
+    logged that after anything an earlier start printed."""
+    try:
+        logged = os.stat(log_file).st_mtime
+    except OSError:
+        logged = 0.0
+    newest: tuple[float, str, str] = (0.0, "", "")
+    for name in STDERR_FILES:
+        path = os.path.join(state_dir, name)
+        try:
+            with open(path, "rb") as f:
+                modified = os.fstat(f.fileno()).st_mtime
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+                lines = f.read().decode("utf-8", "replace").strip().splitlines()
+        except OSError:
+            continue
+        if lines and modified >= logged and modified > newest[0]:
+            newest = (modified, path, lines[-1].strip()[:300])
+    return newest[1], newest[2]
 
 
 # --- permissions ------------------------------------------------------------------------
