@@ -9,7 +9,8 @@ the files (the database through a read-only connection); with memd up, it is ask
     hooks          Claude Code runs memd's hook client: memd entries in settings.json (user,
                    project, project local) whose interpreter and hook.py exist, or the memd
                    plugin (``enabledPlugins``), whose launcher runs the recorded installation
-    daemon         memd answers a Ping on the socket (a warning when down: hooks spool)
+    daemon         memd answers a Ping on the socket (a warning when down: hooks spool; with
+                   what a detached daemon last printed, if it died after its last log line)
     permissions    runtime dir 0700, socket 0600, data, state and spool dirs 0700, the database
                    and spool files 0600, everything owned by you
     database       ``PRAGMA quick_check`` (~0.4 s for 100k events)
