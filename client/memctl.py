@@ -729,9 +729,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CommandError(f"no database at {args.paths.database}: nothing to export")
     try:
         count = export.export(args.paths.database, sys.stdout.buffer, args.project, args.since)
+        sys.stdout.flush()
     except export.NoSuchProject as exc:
         raise CommandError(str(exc)) from None
-    sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, a closed terminal: the file is incomplete
+        raise CommandError(f"cannot write the export ({exc.strerror or exc}): the output is incomplete") from None
+    except sqlite3.Error as exc:
+        raise CommandError(f"cannot read {args.paths.database} ({exc}): memctl doctor checks it") from None
     print(f"memctl: exported {count} events", file=sys.stderr)
     return 0
 

@@ -342,3 +342,12 @@ def test_export_then_import_elsewhere_keeps_results_and_citations(daemon: Instan
         if elsewhere.process is not None:
             elsewhere.stop()
         shutil.rmtree(elsewhere.root, ignore_errors=True)
+
+
+def test_an_export_that_cannot_be_written_says_so(daemon: Instance) -> None:
+    daemon.remember("Deploys run through the blue/green script", f"{daemon.root}/proj")
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*daemon.memctl_argv(), "export"], env=daemon.env, stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == "memctl: cannot write the export (No space left on device): the output is incomplete\n"
