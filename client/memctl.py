@@ -967,6 +967,9 @@ def main(argv: list[str] | None = None) -> int:
     except DaemonError as exc:
         print(f"memctl: the daemon refused the request ({exc.code}): {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a full disk, a file that is missing or not ours: the reason, not a traceback
+        print(f"memctl: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
