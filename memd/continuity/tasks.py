@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import numpy as np
-from rapidfuzz import fuzz, process
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "OPEN",
@@ -115,6 +115,9 @@ class _Reworded:
 
     def best(self, index: int, taken: set[int]) -> tuple | None:
         """The open task most like ``keys[index]`` (of equals the latest), if one scores >= SAME_TASK."""
+        import numpy as np  # here: the MCP server and memctl import this module for its types only
+        from rapidfuzz import fuzz, process
+
         if self.scores is None:
             self.rows = self.conn.execute(
                 "SELECT id, status, key FROM tasks WHERE project_id IS ? AND status IN ('pending', 'in_progress')"
