@@ -373,6 +373,21 @@ def _time(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An integer flag of ``minimum`` or more: a clear error, not a silent clamp by the daemon."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {minimum} or more")
+        return value
+
+    return parse
+
+
 TASK_MARK = {"in_progress": "▶", "pending": "○", "completed": "✓", "dropped": "✗"}
 
 
@@ -822,7 +837,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=sorted(KINDS), help="only events of this kind")
     p.add_argument("--tool", help="only calls of this tool (Bash, Edit, mcp__server__tool, ...)")
     p.add_argument("--project", help="only this project (its root path, or a part of it)")
-    p.add_argument("--limit", type=int, default=20, help="how many events (default 20)")
+    p.add_argument("--limit", type=_at_least(1), default=20, help="how many events (default 20)")
     p = command("search", cmd_search, "hybrid (keyword + meaning) search, best match first, in this project")
     p.add_argument("query")
     scope = p.add_mutually_exclusive_group()
@@ -834,17 +849,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--path", help="only events about a file whose path contains this")
     p.add_argument("--since", type=_time, help="only events after this (2026-11-21, 12h, 7d)")
     p.add_argument("--until", type=_time, help="only events before this")
-    p.add_argument("--limit", type=int, default=10, help="how many hits (default 10)")
+    p.add_argument("--limit", type=_at_least(1), default=10, help="how many hits (default 10)")
     p.add_argument("--lanes", action="store_true", help="show why each hit was retrieved")
     p.add_argument("--smart", action="store_true", help="expand sure hits by themselves: timeline, details")
-    p.add_argument("--budget", type=int, default=2000, help="tokens --smart may spend (default 2000)")
+    p.add_argument("--budget", type=_at_least(1), default=2000, help="tokens --smart may spend (default 2000)")
     p = command("timeline", cmd_timeline, "the events around a memory in its session (→ marks it)")
     p.add_argument("id", help="a citation id (mem:Ab3xY9) or an event number")
-    p.add_argument("--before", type=int, default=3, help="events before it (default 3)")
-    p.add_argument("--after", type=int, default=3, help="events after it (default 3)")
+    p.add_argument("--before", type=_at_least(0), default=3, help="events before it (default 3)")
+    p.add_argument("--after", type=_at_least(0), default=3, help="events after it (default 3)")
     p = command("show", cmd_show, "memories in full: content, files, session, neighbours, citation")
     p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
-    p.add_argument("--budget", type=int, default=20_000, help="tokens to show at most (default 20000)")
+    p.add_argument("--budget", type=_at_least(1), default=20_000, help="tokens to show at most (default 20000)")
     p.add_argument("--format", choices=FORMATS, default="inline", help="how the source is cited (default inline)")
     p = command("cite", lambda a: 2, "check a quote against the memory it cites")
     cite = p.add_subparsers(dest="cite_command", required=True, metavar="ACTION")
@@ -863,7 +878,7 @@ def _parser() -> argparse.ArgumentParser:
     p = command(
         "stats", cmd_stats, "what memd holds (by kind, project, level; sizes; backlog) and how memories are used"
     )
-    p.add_argument("--limit", type=int, default=10, help="how many projects and cited memories (default 10)")
+    p.add_argument("--limit", type=_at_least(1), default=10, help="how many projects and cited memories (default 10)")
     p.add_argument("--since", type=_time, help="only uses after this (2026-11-21, 7d); counts are all time")
     p = command("doctor", cmd_doctor, "check this installation, daemon up or down; each problem with its fix")
     p = command("rebuild", cmd_rebuild, "recreate the keyword indexes and/or the vectors from the event log")
@@ -926,7 +941,7 @@ def _parser() -> argparse.ArgumentParser:
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--project", help="another project (its root path, or a part of it)")
     scope.add_argument("--all-projects", action="store_true", help="every project")
-    p.add_argument("--limit", type=int, default=20, help="how many sessions (default 20)")
+    p.add_argument("--limit", type=_at_least(1), default=20, help="how many sessions (default 20)")
     p = command("launcher", cmd_launcher, "where the Claude Code plugin's launcher finds this installation")
     p.add_argument("--record", action="store_true", help="record this installation (install and daemon start do)")
     p = command("service", cmd_service, "run memd as a user service: systemd socket activation, or launchd")

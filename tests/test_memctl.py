@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 
+import pytest
 from conftest import Instance, hook_fixtures
 
 
@@ -129,3 +130,18 @@ def test_a_closed_pipe_is_not_an_error(daemon: Instance) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.stdout == "{" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "minimum"),
+    [
+        (["search", "x", "--limit", "0"], "--limit", 1),
+        (["timeline", "1", "--before", "-1"], "--before", 0),
+        (["sessions", "--limit", "many"], "--limit", 1),
+    ],
+)
+def test_counts_below_their_minimum_are_refused(instance: Instance, argv: list[str], flag: str, minimum: int) -> None:
+    """Before, --limit 0 or -5 reached the daemon, which quietly answered one hit."""
+    done = instance.memctl(*argv)
+    assert done.returncode == 2
+    assert f"argument {flag}: '{argv[-1]}' is not a whole number of {minimum} or more" in done.stderr
