@@ -255,3 +255,14 @@ def test_daemon_down_is_started(instance: Instance) -> None:
     finally:
         session.close()
         instance.memctl("daemon", "stop")
+
+
+def test_the_server_starts_without_the_heavy_imports() -> None:
+    """Claude Code starts the server with every session: numpy, usearch, onnxruntime and
+    fastembed belong to the daemon (numpy alone cost the server 60 ms once, through a
+    module it imports for its types)."""
+    probe = "import sys, memd_client.mcp.server; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, timeout=60)
+    loaded = set(done.stdout.split())
+    assert "memd_client.mcp.server" in loaded, done.stderr
+    assert not loaded & {"numpy", "usearch", "onnxruntime", "fastembed", "aiosqlite", "anyio"}
