@@ -41,6 +41,7 @@ __all__ = [
     "assemble_default_model",
     "embedding_text",
     "event_windows",
+    "file_sha256",
     "windows",
 ]
 
@@ -185,7 +186,8 @@ def _package_dir(package: str) -> str | None:
     return next(iter(spec.submodule_search_locations))
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """The hex sha256 of a file, read in 1 MB chunks (model files are tens of MB)."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
@@ -202,7 +204,7 @@ def assemble_default_model(models_dir: str) -> str:
     """
     target = os.path.join(models_dir, DEFAULT_MODEL_DIR)
     if all(
-        os.path.exists(os.path.join(target, name)) and _sha256(os.path.join(target, name)) == spec.sha256
+        os.path.exists(os.path.join(target, name)) and file_sha256(os.path.join(target, name)) == spec.sha256
         for name, spec in DEFAULT_MODEL_FILES.items()
     ):
         return target
@@ -218,7 +220,7 @@ def assemble_default_model(models_dir: str) -> str:
                 raise ModelUnavailable(f"{source} is missing: reinstall {_pip_name(spec.package)}")
             copy = os.path.join(staging, name)
             shutil.copyfile(source, copy)
-            if (actual := _sha256(copy)) != spec.sha256:
+            if (actual := file_sha256(copy)) != spec.sha256:
                 raise ModelUnavailable(
                     f"{source} has sha256 {actual[:12]}…, expected {spec.sha256[:12]}…:"
                     f" reinstall {_pip_name(spec.package)}"

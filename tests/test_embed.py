@@ -63,7 +63,7 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
     tampered = Path(target, "tokenizer.json")
     tampered.write_text("{}")
     assert assemble_default_model(str(tmp_path)) == target
-    assert embed._sha256(str(tampered)) == DEFAULT_MODEL_FILES["tokenizer.json"].sha256
+    assert embed.file_sha256(str(tampered)) == DEFAULT_MODEL_FILES["tokenizer.json"].sha256
     assert [n for n in os.listdir(tmp_path) if n.startswith(".assemble-")] == []
 
 

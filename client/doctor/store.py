@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import importlib.metadata
 import os
 import shlex
@@ -273,6 +272,8 @@ def gather_model(config: Config) -> ModelFacts:
 
 
 def _model_file(name: str, spec: ModelFile, requirement: str) -> ModelFileFacts:
+    from memd.embed import file_sha256  # loaded already by gather_model
+
     try:
         dist = importlib.metadata.distribution(spec.package)
     except importlib.metadata.PackageNotFoundError:
@@ -284,13 +285,5 @@ def _model_file(name: str, spec: ModelFile, requirement: str) -> ModelFileFacts:
         recorded = base64.urlsafe_b64decode(listed.hash.value + "=" * (-len(listed.hash.value) % 4)).hex()
     path = os.path.normpath(str(dist.locate_file(relative)))
     exists = os.path.isfile(path)
-    digest = _sha256(path) if exists else ""
+    digest = file_sha256(path) if exists else ""
     return ModelFileFacts(name, spec.package, requirement, True, path, exists, digest, recorded, spec.sha256)
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
