@@ -407,6 +407,13 @@ def test_an_index_file_that_only_lags_is_fine() -> None:
     assert missing.level == "ok"  # the running daemon has it in memory and writes it when idle
     (gone,) = doctor.check_index(_index(exists=False), None, "memctl daemon start")
     assert (gone.level, gone.fix) == ("warn", "memctl daemon start")
+    # Deletions since the last save (a forget, summaries recomputed): other keys in the file
+    # than in SQLite.  With memd running its memory index is what counts, and it agrees.
+    stale = _index(indexed=10, max_key=10, stored=10, top=13, older=7)
+    (saved_later,) = doctor.check_index(stale, _live(10, 10), "x")
+    assert saved_later.level == "ok" and "lags the running memd's index" in saved_later.message
+    (down,) = doctor.check_index(stale, None, "memctl daemon start")
+    assert down.level == "warn" and "disagrees with SQLite" in down.message
 
 
 def test_a_running_index_that_disagrees_with_sqlite() -> None:
