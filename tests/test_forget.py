@@ -71,7 +71,10 @@ def test_forget_reaches_every_store(embedded: Instance, tmp_path: object) -> Non
     stored = "SELECT vector FROM vectors WHERE event_id = ?"
     secret_vectors = [row[0] for row in embedded.query(stored, secret)]
     kept_vectors = [row[0] for row in embedded.query(stored, kept)]
-    assert secret_vectors and kept_vectors
+    digests = "SELECT v.vector FROM vectors v JOIN events e ON e.id = v.event_id WHERE e.session_id = 's1'" \
+        " AND e.kind IN ('session_summary', 'snapshot')"  # fmt: skip
+    digest_vectors = [row[0] for row in embedded.query(digests)]  # they quote the secret too
+    assert secret_vectors and kept_vectors and digest_vectors
 
     preview = embedded.call(Forget(ids=[f"mem:{cite}"], dry_run=True), Forgotten)
     assert [e.id for e in preview.events] == [secret] and preview.dry_run
@@ -95,6 +98,10 @@ def test_forget_reaches_every_store(embedded: Instance, tmp_path: object) -> Non
     saved = index_file.read_bytes()
     assert all(vector in saved for vector in kept_vectors)
     assert not any(vector in saved for vector in secret_vectors)
+    assert not any(vector in saved for vector in digest_vectors)  # the recomputed summary's old vectors went too
+    embedded.wait_embedded()  # the new summary and snapshot: then memory and SQLite hold the same vectors
+    live = embedded.status().embedding
+    assert live is not None and live.index_vectors == live.stored_vectors
     assert embedded.search(MARKER, all_projects=True).results == []
     assert embedded.search("vault passphrase hint", all_projects=True).results == []
     assert embedded.memctl("show", f"mem:{cite}").returncode == 1

@@ -337,7 +337,7 @@ def _delete(conn: sqlite3.Connection, planned: Plan, now: float) -> Deleted:
         rebuild_tasks(conn, task_projects)
         sessions |= _sessions_listing(conn, set(planned.task_events), task_projects)
     for session in sorted(sessions):
-        _recompute(conn, session, now)
+        keys += _recompute(conn, session, now)
     return Deleted(len(planned.events), len(planned.derived), len(sessions), keys)
 
 
@@ -381,18 +381,23 @@ def _task_sources(meta: str) -> set[int]:
     return {item.get("id") for item in listed if isinstance(item, dict)}
 
 
-def _recompute(conn: sqlite3.Connection, session: str, now: float) -> None:
-    """The session's summary and snapshot, from the events it has left; none if it has none."""
-    conn.execute("DELETE FROM events WHERE session_id = ? AND kind IN ('session_summary', 'snapshot')", (session,))
+def _recompute(conn: sqlite3.Connection, session: str, now: float) -> list[int]:
+    """The session's summary and snapshot, from the events it has left; none if it has none.
+    Returns the vector keys of the old ones: they embed what was forgotten too."""
+    old = "FROM events WHERE session_id = ? AND kind IN ('session_summary', 'snapshot')"
+    vectors = f"SELECT id FROM vectors WHERE event_id IN (SELECT id {old})"
+    keys = [row[0] for row in conn.execute(vectors, (session,))]
+    conn.execute(f"DELETE {old}", (session,))
     row = conn.execute("SELECT project_id FROM sessions WHERE id = ?", (session,)).fetchone()
     left = f"SELECT 1 FROM events WHERE session_id = ? AND kind NOT IN {DERIVED_KINDS!r} LIMIT 1"
     if not conn.execute(left, (session,)).fetchone():
         conn.execute("DELETE FROM sessions WHERE id = ?", (session,))
-        return
+        return keys
     project_id = row[0] if row else None
     conn.execute("UPDATE sessions SET summary = NULL WHERE id = ?", (session,))
     refresh_summary(conn, session, project_id, now)
     refresh_snapshot(conn, session, project_id, now)
+    return keys
 
 
 def record(conn: sqlite3.Connection, selector: str, events: int, derived: int, now: float) -> None:
