@@ -615,7 +615,7 @@ def _forget_summary(reply: Forgotten) -> str:
     kinds = f" ({_by_kind(reply.kinds)})" if reply.selector != "ids" and reply.kinds else ""
     derived = f" and {reply.derived} consolidated memories built from them" if reply.derived else ""
     spooled = f"; {reply.spooled} spooled events not yet stored" if reply.spooled else ""
-    return f"{reply.total} memories{kinds}{derived}{spooled}"
+    return f"{reply.total} {'memory' if reply.total == 1 else 'memories'}{kinds}{derived}{spooled}"
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

@@ -173,12 +173,12 @@ def test_memctl_forget_asks_first(daemon: Instance) -> None:
     os.makedirs(cwd)
     event_id = _event(daemon, "UserPromptSubmit", "s1", cwd, prompt="Forget me soon")
     listed = daemon.memctl("forget", str(event_id), "--dry-run")
-    assert listed.returncode == 0 and "would forget 1 memories" in listed.stdout and "Forget me soon" in listed.stdout
+    assert listed.returncode == 0 and "would forget 1 memory" in listed.stdout and "Forget me soon" in listed.stdout
     refused = daemon.memctl("forget", str(event_id))  # no terminal, no --yes
     assert refused.returncode == 1 and "--yes" in refused.stderr
     assert daemon.query("SELECT count(*) FROM events WHERE id = ?", event_id) == [(1,)]
     done = daemon.memctl("forget", str(event_id), "--yes")
-    assert done.returncode == 0 and done.stdout.startswith("forgot 1 memories")
+    assert done.returncode == 0 and done.stdout.startswith("forgot 1 memory ")
     assert daemon.query("SELECT count(*) FROM events WHERE id = ?", event_id) == [(0,)]
     nothing = daemon.memctl("forget", "mem:nope00", "--yes")
     assert nothing.returncode == 1 and "no memory 'mem:nope00'" in nothing.stderr

@@ -179,10 +179,10 @@ def test_every_tool_end_to_end(daemon: Instance, mcp: Any, tmp_path: Path) -> No
     assert "By kind: prompt 2, memory 1" in text and f"Biggest projects: {project} (" in text and "On disk:" in text
 
     text, error = session.call("mem_forget", ids=[cite], dry_run=True)
-    assert not error and text.startswith("Would delete 1 memories") and cite in text
+    assert not error and text.startswith("Would delete 1 memory") and cite in text
     assert daemon.query("SELECT count(*) FROM events WHERE kind = 'memory'") == [(1,)]
     text, error = session.call("mem_forget", ids=[cite, "mem:zzzzzz"])
-    assert not error and text.startswith("Deleted 1 memories") and "'mem:zzzzzz'" in text
+    assert not error and text.startswith("Deleted 1 memory ") and "'mem:zzzzzz'" in text
     assert daemon.query("SELECT count(*) FROM events WHERE kind = 'memory'") == [(0,)]
     text, error = session.call("mem_details", ids=[cite])
     assert "No memory" in text

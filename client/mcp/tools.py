@@ -241,11 +241,11 @@ def render_forgotten(reply: Forgotten) -> str:
     if reply.total > len(lines):
         lines.append(f"... and {reply.total - len(lines)} more")
     if reply.dry_run:
-        head = f"Would delete {reply.total} memories"
+        head = f"Would delete {reply.total} {'memory' if reply.total == 1 else 'memories'}"
         head += f" and {reply.derived} consolidated memories built from them" if reply.derived else ""
         lines.insert(0, head + ":" if reply.events else "Nothing to delete.")
     else:
-        head = f"Deleted {reply.total} memories for good ({reply.vectors} vectors"
+        head = f"Deleted {reply.total} {'memory' if reply.total == 1 else 'memories'} for good ({reply.vectors} vectors"
         head += f", {reply.derived} consolidated memories built from them" if reply.derived else ""
         head += f"; summaries of {reply.refreshed} sessions recomputed)" if reply.refreshed else ")"
         lines.insert(0, head + ":" if reply.events else "Nothing was deleted.")
