@@ -80,7 +80,6 @@ IDLE_EXIT: Final = 900
 LAUNCHD_LABEL: Final = "dev.memd"
 SOCKET_UNIT: Final = "memd.socket"
 SERVICE_UNIT: Final = "memd.service"
-DOCS: Final = "https://pypi.org/project/memd/"
 LAUNCHD_LOG: Final = "launchd.log"
 """launchd's copy of memd's stdout and stderr, in memd's state directory: startup errors and
 crashes (memd's log lines go to memd.log, which rotates; launchd rotates nothing)."""
@@ -136,7 +135,6 @@ def systemd_socket(listen: str, header: Sequence[str]) -> str:
         + f"""
 [Unit]
 Description=memd's socket: starts the memory daemon on the first connection
-Documentation={DOCS}
 
 [Socket]
 ListenStream={listen}
@@ -159,7 +157,6 @@ def systemd_service(exec_start: str, environment: Mapping[str, str], header: Seq
         + f"""
 [Unit]
 Description=memd, the memory daemon for coding agents
-Documentation={DOCS}
 Requires={SOCKET_UNIT}
 After={SOCKET_UNIT}
 
