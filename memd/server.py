@@ -116,7 +116,7 @@ INLINE_CAPTURE_BYTES = 64 * 1024
 (a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
 SPOOL_PARALLEL = 64
 IMPORT_QUIET = 3.0
-"""Seconds the indexer waits after an import batch: the next batch usually comes first."""
+"""Seconds the indexer waits after an import or restore batch: the next batch usually comes first."""
 SD_LISTEN_FDS_START = 3
 """The first file descriptor systemd passes to a socket-activated service."""
 LISTEN_VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
@@ -395,10 +395,10 @@ class Daemon:
             case Tasks():
                 return await self.recall.tasks(request)
             case Import():
-                if self.indexer is not None:
-                    self.indexer.defer(IMPORT_QUIET)
+                self._bulk_load()
                 return self._stored(await self.importer.import_events(request))
             case Restore():
+                self._bulk_load()
                 return self._stored(await self.importer.restore(request))
             case Remember():
                 return await self.lifecycle.remember(request)
@@ -413,6 +413,11 @@ class Daemon:
             case Shutdown():
                 self.close()
                 return Ok()
+
+    def _bulk_load(self) -> None:
+        """An import or restore batch: embedding waits, the next batch usually comes first."""
+        if self.indexer is not None:
+            self.indexer.defer(IMPORT_QUIET)
 
     def _stored(self, reply: Imported) -> Imported:
         """After events were stored in bulk: the background workers have work."""
