@@ -294,12 +294,18 @@ class Indexer:
 
     async def delete(self, write: Callable[[], Awaitable[list[int]]]) -> int:
         """Run ``write``, a store change that deletes vectors and returns their keys, with no
-        embedding batch in between; take the keys out of the index and save it, so the
-        vectors leave the index file too.  How many keys went."""
+        embedding batch in between; take the keys out of the index, scrub its free slots and
+        save it, so the vectors leave memory and the index file too.  How many keys went."""
         async with self._index_lock:
             keys = await write()
             if self.index is not None and keys:
-                await anyio.to_thread.run_sync(self.index.remove, keys)
+                index = self.index
+
+                def remove() -> None:
+                    index.remove(keys)
+                    index.scrub()
+
+                await anyio.to_thread.run_sync(remove)
         if keys:
             await self.save()
         return len(keys)

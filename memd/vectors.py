@@ -38,7 +38,7 @@ EXPANSION_SEARCH: Final = 64
 SCRATCH_KEYS: Final = np.uint64(2**63)
 """Keys from here up are never ``vectors.id`` (SQLite rowids stay below 2**63)."""
 FILLER_EXPANSION: Final = 8
-"""Search breadth when placing filler (``remove``): 6x cheaper than ``EXPANSION_ADD``, with
+"""Search breadth when placing filler (``scrub``): 6x cheaper than ``EXPANSION_ADD``, with
 the same recall after.  Measured on 20k bench-corpus vectors: removing 1% leaves recall@10
 at 0.996; removing 30% takes it from 0.995 to 0.986 with filler of either breadth (the freed
 nodes' neighbours lose useful links), until additions reuse the slots."""
@@ -109,18 +109,21 @@ class VectorIndex:
             self.dirty = True
 
     def remove(self, keys: Iterable[int]) -> None:
-        """Take ``keys`` out, vectors included.
-
-        usearch only marks a removed slot free: its vector stays in memory and in the saved
-        file until an addition reuses the slot.  A forgotten memory's embedding must not
-        outlive it, so every free slot (additions reuse them in an order of their own) is
-        overwritten at once, by random filler vectors under scratch keys removed in turn."""
+        """Take ``keys`` out of the search.  Their vectors stay in the freed slots (usearch
+        only marks a slot free) until additions reuse them, or ``scrub``."""
         keys = np.fromiter(keys, dtype=np.uint64)
-        if not len(keys) or not np.sum(self._index.remove(keys)):
-            return
-        self.dirty = True
+        if len(keys) and np.sum(self._index.remove(keys)):
+            self.dirty = True
+
+    def scrub(self) -> None:
+        """Overwrite every free slot: a forgotten memory's embedding must not outlive it, in
+        memory or in the saved file.  Every slot, not only the last ones freed, since
+        additions reuse them in an order of their own; random filler vectors under scratch
+        keys, removed in turn.  (A re-embedding needs none of this: its new vectors take the
+        freed slots at once, and the old ones embedded what is still stored.)"""
         freed = self._index.stats.nodes - len(self._index)
         if freed:
+            self.dirty = True
             scratch = SCRATCH_KEYS + np.arange(freed, dtype=np.uint64)
             filler = np.random.default_rng().standard_normal((freed, self.dim), dtype=np.float32)
             self._index.expansion_add = FILLER_EXPANSION
@@ -142,7 +145,7 @@ class VectorIndex:
         return [
             Neighbor(int(key), round(1.0 - float(distance), 4))
             for key, distance in zip(found.keys, found.distances, strict=True)
-            if key < SCRATCH_KEYS  # filler, if a ``remove`` runs alongside
+            if key < SCRATCH_KEYS  # filler, if a ``scrub`` runs alongside
         ]
 
     def save(self) -> None:

@@ -146,25 +146,31 @@ def test_deleting_an_event_deletes_its_vectors_and_outbox_row(conn: sqlite3.Conn
 
 
 def test_removed_vectors_leave_the_index_file(tmp_path: Path) -> None:
-    """usearch frees a slot but keeps its bytes; every later removal scrubs all free slots,
-    also those a save and load carried over, whatever order additions reuse them in."""
+    """usearch frees a slot but keeps its bytes; a scrub overwrites every free slot, also
+    those an earlier scrub filled and a save and load carried over, whatever order
+    additions reuse them in."""
     index = VectorIndex(str(tmp_path / "vectors" / "v.usearch"), 32)
     vectors = np.random.default_rng(7).standard_normal((300, 32)).astype(np.float32)
+    stored = {key: vectors[key - 1].astype(np.float16).tobytes() for key in range(1, 301)}
     index.add(range(1, 301), vectors)
     gone = [5, 6, 7, *range(100, 200)]
     index.remove([5, 6, 7, 9999])  # an absent key is no error
+    index.scrub()
     index.remove(range(100, 180))
+    index.scrub()
     index.save()
     assert index.load()
     index.remove(range(180, 200))
     index.save()
+    assert stored[180] in Path(index.path).read_bytes()  # removed, not gone
+    index.scrub()
+    index.save()
     saved = Path(index.path).read_bytes()
-    stored = {key: vectors[key - 1].astype(np.float16).tobytes() for key in range(1, 301)}
     assert not [key for key in gone if stored[key] in saved]
     assert all(stored[key] in saved for key in stored.keys() - set(gone))
     assert len(index) == 300 - len(gone) and index.max_key() == 300
     assert index.search(vectors[0], 1)[0].key == 1
-    # A search running beside a removal never sees the filler's scratch keys (not SQLite rowids).
+    # A search running beside a scrub never sees the filler's scratch keys (not SQLite rowids).
     index._index.add(SCRATCH_KEYS, vectors[0])
     assert [n.key for n in index.search(vectors[0], 2)] == [1]
 
