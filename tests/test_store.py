@@ -102,3 +102,111 @@ def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  
     assert cites == {n: citation_id(n) for n in range(1, 51)}
     write_batch(conn, [(event(51, "k-new"), "/p")], [])
     assert conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone() == (citation_id(51),)
+
+
+def _connect(tmp_path) -> sqlite3.Connection:  # type: ignore[no-untyped-def]
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None, check_same_thread=False)
+    migrate(conn)
+    return conn
+
+
+def _quarantine(conn: sqlite3.Connection) -> list[tuple]:
+    return conn.execute(
+        "SELECT event, session_id, idem_key, size, event_id, stage, error, reason FROM quarantine ORDER BY id"
+    ).fetchall()
+
+
+def test_an_event_whose_derivation_raises_is_stored_without_it_and_its_batch_commits(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memd.store.writer import Committed, write_batch
+
+    conn = _connect(tmp_path)
+    good = NewEvent(**{**_fields(event(0, "k-todo")), "kind": "task_state", "meta": _todo("write the tests")})
+    # A task-state event whose meta the task tracker cannot read: tasks.apply raises TypeError.
+    bad = NewEvent(**{**_fields(event(1, "k-bad")), "kind": "task_state", "meta": '{"op": "write", "tasks": 5}'})
+    results = write_batch(conn, [(good, "/p"), (bad, "/p"), (event(2), "/p")], [])
+    assert all(isinstance(r, Committed) and not r.duplicate for r in results)
+    stored = dict(conn.execute("SELECT idem_key, id FROM events"))
+    assert stored.keys() == {"k-todo", "k-bad", "k2"}
+    assert [r.event_id for r in results] == [stored["k-todo"], stored["k-bad"], stored["k2"]]  # type: ignore[union-attr]
+    # The bad event is stored raw: citable, in its session, but without tasks or working-set membership.
+    assert conn.execute("SELECT count(*) FROM citations WHERE event_id = ?", (stored["k-bad"],)).fetchone() == (1,)
+    assert conn.execute("SELECT events FROM sessions WHERE id = 's'").fetchone() == (3,)
+    assert [r[0] for r in conn.execute("SELECT event_id FROM tasks")] == [stored["k-todo"]]
+    assert {r[0] for r in conn.execute("SELECT event_id FROM working_set")} == {stored["k-todo"], stored["k2"]}
+    ((name, session, key, size, event_id, stage, error, reason),) = _quarantine(conn)
+    assert (name, session, key, size, event_id, stage, error) == (
+        "PostToolUse", "s", "k-bad", 2, stored["k-bad"], "derive", "TypeError",
+    )  # fmt: skip
+    assert reason.startswith("TypeError in apply (memd/continuity/tasks.py:")
+    # Its row goes with the event (a forget, retention).
+    conn.execute("DELETE FROM events WHERE id = ?", (stored["k-bad"],))
+    assert _quarantine(conn) == []
+
+
+def test_a_summary_that_raises_is_rolled_back_alone_and_says_no_content(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import structlog
+
+    from memd.store import writer
+
+    def broken(rows: object) -> object:
+        raise ValueError("a message quoting the event: secret-words")
+
+    monkeypatch.setattr(writer, "summarize", broken)  # a summarizer bug on some session's data
+    conn = _connect(tmp_path)
+    stop = NewEvent(**{**_fields(event(1, "k-stop")), "event": "Stop", "kind": "assistant"})
+    with structlog.testing.capture_logs() as logs:
+        results = writer.write_batch(conn, [(event(0), "/p"), (stop, "/p")], [], frozenset({"s"}))
+    assert [r.duplicate for r in results if isinstance(r, writer.Committed)] == [False, False]
+    assert {r[0] for r in conn.execute("SELECT idem_key FROM events")} >= {"k0", "k-stop"}
+    assert conn.execute("SELECT count(*) FROM events WHERE kind = 'session_summary'").fetchone() == (0,)
+    ((name, _, key, _, event_id, stage, error, reason),) = _quarantine(conn)
+    assert (name, key, event_id, stage, error) == ("Stop", "k-stop", results[1].event_id, "summary", "ValueError")  # type: ignore[union-attr]
+    assert reason.startswith("ValueError in refresh_summary (memd/store/writer.py:")
+    assert "secret" not in repr(_quarantine(conn)) and "secret" not in repr(logs)
+    assert [entry["event"] for entry in logs] == ["event_quarantined"]
+
+
+async def test_an_event_that_cannot_be_stored_at_all_fails_alone(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    conn = _connect(tmp_path)
+    # A real SQLite failure on the plain insert of one event (as a constraint the event breaks would give).
+    conn.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN new.idem_key = 'k-bad'"
+        " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+    )
+    writer = Writer(conn)
+    outcomes: dict[str, object] = {}
+
+    async def submit(e: NewEvent) -> None:
+        try:
+            outcomes[e.idem_key] = await writer.submit(e, "/p")
+        except StoreError as exc:
+            outcomes[e.idem_key] = exc
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        async with anyio.create_task_group() as clients:
+            for e in (event(0), event(1, "k-bad"), event(2)):
+                clients.start_soon(submit, e)
+        writer.close()
+    writer.release()
+    from memd.store import EventError
+
+    assert isinstance(outcomes["k-bad"], EventError)
+    assert str(outcomes["k-bad"]) == "PostToolUse event not stored: IntegrityError: refused by the test"
+    assert not isinstance(outcomes["k0"], Exception) and not isinstance(outcomes["k2"], Exception)
+    assert [r[0] for r in conn.execute("SELECT idem_key FROM events ORDER BY id")] == ["k0", "k2"]
+    assert _quarantine(conn) == [
+        ("PostToolUse", "s", "k-bad", 2, None, "store", "IntegrityError", "refused by the test")
+    ]
+
+
+def _fields(e: NewEvent) -> dict[str, object]:
+    import msgspec
+
+    return {f.name: getattr(e, f.name) for f in msgspec.structs.fields(e)}
+
+
+def _todo(content: str) -> str:
+    import json
+
+    return json.dumps({"op": "write", "tasks": [{"content": content, "status": "pending"}]})

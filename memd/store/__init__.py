@@ -12,9 +12,9 @@ import aiosqlite
 from ..continuity import working_set
 from .readers import Readers
 from .schema import migrate
-from .writer import Committed, StoreError, Writer
+from .writer import Committed, EventError, StoreError, Writer
 
-__all__ = ["Committed", "Readers", "Store", "StoreError", "Writer", "open_store"]
+__all__ = ["Committed", "EventError", "Readers", "Store", "StoreError", "Writer", "open_store"]
 
 
 WAL_SIZE_LIMIT = 32 * 1024 * 1024

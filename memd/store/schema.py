@@ -443,6 +443,35 @@ MIGRATIONS: Final = (
         END;
         """,
     ),
+    Migration(
+        8,
+        "quarantine: events the writer could not store whole, and why",
+        """
+        -- An event whose storing or deriving raised is rolled back alone (memd.store.writer);
+        -- this row says so: when, which hook event, session and idempotency key, how big, what
+        -- failed and why (the exception type and where it was raised), never the event's content.
+        -- stage: 'derive' (the event stored without its own derived data: tasks, working set),
+        -- 'summary' or 'snapshot' (the session's, after this event), 'store' (not even the event
+        -- itself could be stored: event_id is NULL, its hook client spooled it).
+        CREATE TABLE quarantine (
+            id          INTEGER PRIMARY KEY,
+            at          REAL NOT NULL,
+            event       TEXT NOT NULL,
+            session_id  TEXT,
+            idem_key    TEXT NOT NULL,
+            size        INTEGER NOT NULL,
+            event_id    INTEGER,
+            stage       TEXT NOT NULL CHECK (stage IN ('store', 'derive', 'summary', 'snapshot')),
+            error       TEXT NOT NULL,
+            reason      TEXT NOT NULL
+        );
+        CREATE INDEX quarantine_by_event ON quarantine(event_id) WHERE event_id IS NOT NULL;
+        CREATE TRIGGER events_quarantine_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM quarantine WHERE event_id = old.id;
+        END;
+        """,
+    ),
 )
 
 

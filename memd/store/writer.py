@@ -22,6 +22,17 @@ the log, which lets the next commit restart the WAL from its beginning (and
 If a commit fails (disk full, database locked past ``busy_timeout``), every caller
 in the batch gets a ``StoreError`` and nothing of the batch is kept; the daemon
 replies with an error and the hook client spools the event for a later try.
+
+One bad event never fails its batch: each event is stored, with what is derived from
+it (its citation id, session row, tasks, working-set membership), under its own
+SAVEPOINT, and so is each session's summary and snapshot.  A step that raises is
+rolled back alone and recorded in ``quarantine`` (ids, size, the exception type and
+where it was raised: never content).  An event whose derivation raised is stored again
+without it (``stage='derive'``) and acknowledged as usual: nothing acknowledged is
+lost.  If even that fails (``stage='store'``) its caller gets an ``EventError``, so
+the hook client spools it and the spool drain sets it aside after a few tries.  Only
+the errors after which the transaction cannot go on (``fatal``: a full disk, an I/O
+error, the database locked, out of memory) still fail the whole batch.
 """
 
 from __future__ import annotations
@@ -31,8 +42,9 @@ import math
 import os
 import sqlite3
 import time
+import traceback
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 import anyio
 import msgspec
@@ -47,7 +59,18 @@ from ..continuity import tasks, working_set
 from ..continuity.snapshot import plain, session_rows, take
 from .schema import CITATION_ATTEMPTS
 
-__all__ = ["Committed", "StoreError", "Writer", "atomically", "insert_derived", "write_batch"]
+__all__ = [
+    "Committed",
+    "EventError",
+    "Failed",
+    "StoreError",
+    "Writer",
+    "atomically",
+    "describe",
+    "fatal",
+    "insert_derived",
+    "write_batch",
+]
 
 log = structlog.get_logger("memd.store")
 T = TypeVar("T")
@@ -64,15 +87,48 @@ CHECKPOINT_IDLE = 0.05
 """Seconds without a request after which the writer checkpoints the WAL."""
 CHECKPOINT_FORCED = 200
 """Commits after which the writer checkpoints even under sustained load."""
+QUARANTINE_KEEP: Final = 10_000
+"""Rows ``quarantine`` keeps, the newest (a bug that fails every event must not grow it forever)."""
+FATAL: Final = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PROTOCOL,
+        sqlite3.SQLITE_INTERRUPT,
+        sqlite3.SQLITE_PERM,
+    }
+)
+"""SQLite's primary result codes that are about the database, not about one event: the
+transaction cannot go on (SQLite may have rolled it back already), so the batch fails."""
 
 
 class StoreError(Exception):
     """The database could not commit; the message says why, without event content."""
 
 
+class EventError(StoreError):
+    """This one event could not be stored, not even without its derived data (the rest of its
+    batch was); retrying it fails the same way.  The message says why, without content."""
+
+
 class Committed(NamedTuple):
     event_id: int
     duplicate: bool
+
+
+class Failed(NamedTuple):
+    """``write_batch``'s result for an event it could not store (it is in ``quarantine``)."""
+
+    error: str
+    """The exception type."""
+    reason: str
 
 
 class Rejection(NamedTuple):
@@ -119,7 +175,8 @@ _INSERT_EVENT = (
 _SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
 
 
-def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -> Committed:
+def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None, *, derive: bool = True) -> Committed:
+    """Store ``event`` with its citation id and session row; ``derive``: and its tasks."""
     row = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO NOTHING RETURNING id, project_id",
         (
@@ -132,7 +189,7 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None) -
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
         return Committed(existing, duplicate=True)
     assign_citation(conn, row[0], new=True)
-    if event.kind == "task_state":
+    if derive and event.kind == "task_state":
         tasks.apply(conn, row[0], row[1], event.session_id, json.loads(event.meta), event.client_ts)
     if event.session_id:
         conn.execute(
@@ -234,7 +291,7 @@ def write_batch(
     rejections: list[Rejection],
     summarize_sessions: frozenset[str] = frozenset(),
     working: working_set.Limits = working_set.DEFAULT,
-) -> list[Committed]:
+) -> list[Committed | Failed]:
     """Write one batch in one transaction; the result lines up with ``jobs``.
 
     An event whose idempotency key is already stored (earlier, or earlier in this
@@ -242,39 +299,161 @@ def write_batch(
     The summaries of ``summarize_sessions`` are refreshed when one of their events in
     the batch is a new Stop or SessionEnd.  New events join their project's working set,
     which is then trimmed to ``working``.
+
+    Each event, and each session's summary and snapshot, runs under its own savepoint:
+    one that raises is rolled back alone and recorded in ``quarantine`` (see the module's
+    docstring); an event that could not be stored at all gets ``Failed``.  An error that
+    ``fatal`` names fails the whole batch, as a failed commit does.
     """
     now = time.time()
+    quarantined: list[dict[str, object]] = []
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany("INSERT INTO rejections (received_at, event, size, reason) VALUES (?, ?, ?, ?)", rejections)
         project_ids: dict[str, int] = {}
-        results = []
-        summaries: dict[str, int | None] = {}
+        results: list[Committed | Failed] = []
+        summaries: dict[str, tuple[int | None, NewEvent, int]] = {}
         trimmed: set[int | None] = set()
         for event, root in jobs:
-            if root and root not in project_ids:
-                project_ids[root] = _project_id(conn, root, now)
-            project_id = project_ids.get(root) if root else None
-            result = _insert(conn, event, project_id)
+            try:
+                result, project_id, admitted = _savepoint(conn, _store, conn, event, root, project_ids, now, working)
+            except Exception as exc:
+                if fatal(conn, exc):
+                    raise
+                outcome = _store_raw(conn, event, root, project_ids, now, exc, quarantined)
+                if isinstance(outcome, Failed):
+                    results.append(outcome)
+                    continue
+                result, project_id, admitted = outcome
+            if root and project_id is not None:
+                project_ids[root] = project_id  # only once its savepoint is released: it exists
             results.append(result)
-            if not result.duplicate and working_set.admit(
-                conn, result.event_id, project_id, event.session_id, event.kind, event.importance,
-                event.client_ts, now, working.hours,
-            ):  # fmt: skip
+            if admitted:
                 trimmed.add(project_id)
             if event.session_id in summarize_sessions and event.event in SUMMARY_EVENTS and not result.duplicate:
-                summaries[event.session_id] = project_id
-        for session_id, project_id in summaries.items():
-            refresh_summary(conn, session_id, project_id, now)
-            refresh_snapshot(conn, session_id, project_id, now)
+                summaries[event.session_id] = (project_id, event, result.event_id)
+        for session_id, (project_id, event, event_id) in summaries.items():
+            for stage, refresh in (("summary", refresh_summary), ("snapshot", refresh_snapshot)):
+                try:
+                    _savepoint(conn, refresh, conn, session_id, project_id, now)
+                except Exception as exc:
+                    if fatal(conn, exc):
+                        raise
+                    quarantined.append(_quarantine(conn, event, event_id, stage, exc, now))
         for project_id in trimmed:
-            working_set.trim(conn, project_id, now, working.hours, working.size)
+            try:
+                _savepoint(conn, working_set.trim, conn, project_id, now, working.hours, working.size)
+            except Exception as exc:  # no event's fault; the next batch trims again
+                if fatal(conn, exc):
+                    raise
+                log.warning("working_set_trim_failed", project_id=project_id, error=type(exc).__name__,
+                            reason=describe(exc))  # fmt: skip
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
             conn.execute("ROLLBACK")
         raise
+    for fields in quarantined:  # logged once it is on disk
+        log.warning("event_quarantined", **fields)
     return results
+
+
+def _store(
+    conn: sqlite3.Connection, event: NewEvent, root: str | None, project_ids: dict[str, int], now: float,
+    working: working_set.Limits,
+) -> tuple[Committed, int | None, bool]:  # fmt: skip
+    """Store one event with everything derived from it; (result, its project, whether it
+    joined the project's working set)."""
+    project_id = (project_ids.get(root) or _project_id(conn, root, now)) if root else None
+    result = _insert(conn, event, project_id)
+    admitted = not result.duplicate and working_set.admit(
+        conn, result.event_id, project_id, event.session_id, event.kind, event.importance,
+        event.client_ts, now, working.hours,
+    )  # fmt: skip
+    return result, project_id, admitted
+
+
+def _store_raw(
+    conn: sqlite3.Connection, event: NewEvent, root: str | None, project_ids: dict[str, int], now: float,
+    failure: Exception, quarantined: list[dict[str, object]],
+) -> tuple[Committed, int | None, bool] | Failed:  # fmt: skip
+    """After ``failure`` rolled ``_store`` back: the event alone (citation id and session row,
+    no tasks, not in the working set), under a savepoint of its own, quarantined either way."""
+
+    def store() -> tuple[Committed, int | None, bool]:
+        project_id = (project_ids.get(root) or _project_id(conn, root, now)) if root else None
+        return _insert(conn, event, project_id, derive=False), project_id, False
+
+    try:
+        stored = _savepoint(conn, store)
+    except Exception as exc:
+        if fatal(conn, exc):
+            raise
+        quarantined.append(_quarantine(conn, event, None, "store", exc, now, first=failure))
+        return Failed(type(exc).__name__, describe(exc))
+    quarantined.append(_quarantine(conn, event, stored[0].event_id, "derive", failure, now))
+    return stored
+
+
+def _savepoint(conn: sqlite3.Connection, fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` done whole or, raising, undone whole (the transaction goes on)."""
+    conn.execute("SAVEPOINT memd_step")
+    try:
+        result = fn(*args)
+    except BaseException:
+        if conn.in_transaction:  # else SQLite rolled the whole transaction back: the caller sees it
+            conn.execute("ROLLBACK TO memd_step")
+            conn.execute("RELEASE memd_step")
+        raise
+    conn.execute("RELEASE memd_step")
+    return result
+
+
+def fatal(conn: sqlite3.Connection, exc: BaseException) -> bool:
+    """Whether ``exc`` ends the transaction (the batch fails) rather than one step of it."""
+    if not isinstance(exc, Exception) or isinstance(exc, MemoryError) or not conn.in_transaction:
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF in FATAL
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def describe(exc: BaseException) -> str:
+    """Why, without event content: SQLite's own message (it names tables, columns and
+    constraints, never values); for any other exception, its type and where memd raised it
+    (its message may quote the data)."""
+    if isinstance(exc, sqlite3.Error):
+        return str(exc)[:200]
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if f.filename.startswith(_PACKAGE + os.sep)]
+    if not frames:
+        return type(exc).__name__
+    where = (ours or frames)[-1]
+    path = os.path.relpath(where.filename, os.path.dirname(_PACKAGE)) if ours else os.path.basename(where.filename)
+    return f"{type(exc).__name__} in {where.name} ({path}:{where.lineno})"
+
+
+def _quarantine(
+    conn: sqlite3.Connection, event: NewEvent, event_id: int | None, stage: str, exc: BaseException, now: float,
+    *, first: BaseException | None = None,
+) -> dict[str, object]:  # fmt: skip
+    """Record that ``stage`` of ``event`` failed with ``exc``; the fields to log once committed."""
+    error, reason = type(exc).__name__, describe(exc)
+    conn.execute(
+        "INSERT INTO quarantine (at, event, session_id, idem_key, size, event_id, stage, error, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (now, event.event, event.session_id, event.idem_key, event.size, event_id, stage, error, reason),
+    )
+    conn.execute("DELETE FROM quarantine WHERE id <= last_insert_rowid() - ?", (QUARANTINE_KEEP,))
+    fields: dict[str, object] = dict(
+        hook_event=event.event, session_id=event.session_id, idem_key=event.idem_key, size=event.size,
+        event_id=event_id, stage=stage, error=error, reason=reason,
+    )  # fmt: skip
+    if first is not None:
+        fields.update(first_error=type(first).__name__, first_reason=describe(first))
+    return fields
 
 
 def atomically(fn: Callable[..., T]) -> Callable[..., T]:
@@ -322,7 +501,9 @@ class Writer:
         self._summarized: dict[str, float] = {}  # session -> when its summary was last refreshed
 
     async def submit(self, event: NewEvent, project: str | None) -> Committed:
-        """Store ``event`` (of project root ``project``); return once it is committed."""
+        """Store ``event`` (of project root ``project``); return once it is committed.
+        Raises ``EventError`` if this event could not be stored, ``StoreError`` if its batch
+        could not be committed."""
         job = await self._done(_Job((event, project)))
         assert isinstance(job.result, Committed)
         return job.result
@@ -448,15 +629,20 @@ class Writer:
                 job.done.set()
             return
         self._commits += 1
-        new = sum(not r.duplicate for r in results)
+        new = sum(isinstance(r, Committed) and not r.duplicate for r in results)
+        failed = sum(isinstance(r, Failed) for r in results)
         log.debug(
             "committed",
             events=new,
-            duplicates=len(results) - new,
+            duplicates=len(results) - new - failed,
+            failed=failed,
             rejections=len(rejections),
             ms=round((time.perf_counter() - started) * 1000, 3),
         )
-        for job, result in zip(jobs, results, strict=True):
-            job.result = result
+        for job, (event, _), result in zip(jobs, items, results, strict=True):
+            if isinstance(result, Failed):
+                job.error = EventError(f"{event.event} event not stored: {result.error}: {result.reason}")
+            else:
+                job.result = result
         for job in batch:
             job.done.set()
