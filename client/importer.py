@@ -134,6 +134,8 @@ class Totals:
     sessions: set[str] = field(default_factory=set)
     records: int = 0
     corrupt: int = 0
+    repaired: int = 0
+    """Lines read once their lone UTF-16 surrogates (half an emoji) were replaced by U+FFFD."""
     events: int = 0
     result: Imported = field(default_factory=Imported)
 
@@ -148,6 +150,7 @@ class Totals:
         return (
             f"{self.files} files · {len(self.sessions)} sessions · {self.events} events: {r.stored} stored,"
             f"{expired} {r.duplicates} already there, {r.skipped} skipped · {self.corrupt} unreadable lines skipped"
+            + (f", {self.repaired} had lone surrogates replaced by U+FFFD" if self.repaired else "")
         )
 
     def retention_note(self) -> str:
@@ -212,6 +215,7 @@ def import_files(
         totals.files += 1
         totals.records += reader.records
         totals.corrupt += reader.corrupt
+        totals.repaired += reader.repaired
         totals.sessions |= sessions
         progress.update(force=True)
         if on_file:

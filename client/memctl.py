@@ -161,6 +161,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  data dir:      {report.data_dir}",
         f"  events:        {report.events} in {report.sessions} sessions, {report.projects} projects",
         f"  rejected:      {report.rejected} payloads; skipped {report.skipped} events since start",
+        f"  repaired:      {report.lone_surrogates} events had lone surrogates (half an emoji) replaced by U+FFFD",
         "  privacy:       "
         + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.redactions.items()) or "nothing removed"),
         f"  spool backlog: {report.spool_backlog}",
@@ -731,6 +732,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         "events": totals.events,
         "records": totals.records,
         "corrupt_lines": totals.corrupt,
+        "repaired_lines": totals.repaired,
         "seconds": round(elapsed, 3),
     }
     more = "; summaries and embeddings follow in the background (memctl status)" if totals.result.stored else ""

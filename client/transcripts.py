@@ -37,10 +37,15 @@ from typing import Any
 
 import msgspec
 
+from memd.surrogates import repair_lone_surrogates
+
 __all__ = ["HookEvent", "Reader", "hook_events"]
 
 MAX_PENDING_TOOLS = 1000
 """Tool calls kept waiting for their result; an older one whose result never came is dropped."""
+LONE_SURROGATES = "memd_lone_surrogates"
+"""Set on a record (and the events made of it): how many lone surrogates were replaced.
+The daemon's capture reads the same field (``memd.capture.prepare.LONE_SURROGATES``)."""
 REFUSED = "The user doesn't want to proceed with this tool use"
 _NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "[Request interrupted")
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -58,21 +63,39 @@ class HookEvent:
 
 @dataclass
 class Reader:
-    """Decodes a transcript's lines; counts what it could not read."""
+    """Decodes a transcript's lines; counts what it could not read, and what it repaired.
+
+    A line with lone UTF-16 surrogate escapes (a tool output that cut an emoji in half) is
+    no valid JSON text for msgspec: it is read with them replaced by U+FFFD, as the daemon
+    does for a live payload, and its record says how many (``LONE_SURROGATES``), which the
+    events made of it carry to the daemon.
+    """
 
     corrupt: int = 0
     records: int = 0
+    repaired: int = 0
+    """Lines read once their lone surrogates were replaced."""
 
     def records_of(self, lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
         for line in lines:
             if not line.strip():
                 continue
+            replaced = 0
             try:
-                record = msgspec.json.decode(line)
-            except msgspec.DecodeError:
+                try:
+                    record = msgspec.json.decode(line)
+                except msgspec.DecodeError:
+                    line, replaced = repair_lone_surrogates(line)
+                    if not replaced:
+                        raise
+                    record = msgspec.json.decode(line)
+            except (msgspec.DecodeError, UnicodeDecodeError):
                 self.corrupt += 1  # a torn last line after a crash, a bad byte: skip it, go on
                 continue
             if isinstance(record, dict):
+                if replaced:
+                    self.repaired += 1
+                    record[LONE_SURROGATES] = replaced
                 self.records += 1
                 yield record
             else:
@@ -115,11 +138,12 @@ def prompt_of(content: object) -> str | None:
 class _Session:
     """What the walk remembers between records."""
 
-    pending: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    """tool_use id → (tool name, input), until its result comes."""
+    pending: dict[str, tuple[str, Any, int]] = field(default_factory=dict)
+    """tool_use id → (tool name, input, lone surrogates replaced in its line), until its result comes."""
     last_text: str = ""
     last_text_at: int = 0
     last_uuid: str = ""
+    last_repaired: int = 0
     compact_trigger: str = ""
 
 
@@ -141,6 +165,7 @@ def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iter
             base["agent_id"] = record["agentId"]
             base["agent_type"] = agent_type or "subagent"
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else ""
+        repaired = record.get(LONE_SURROGATES) if type(record.get(LONE_SURROGATES)) is int else 0
         if kind == "system":
             if record.get("subtype") == "compact_boundary":
                 metadata = record.get("compactMetadata")
@@ -149,25 +174,32 @@ def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iter
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if kind == "assistant":
-            _assistant(state, content, at, uuid)
+            _assistant(state, content, at, uuid, repaired)
             continue
         if record.get("isCompactSummary"):
             summary = _text(content).strip()
             if summary:
                 payload = {**base, "trigger": state.compact_trigger or "auto", "compact_summary": summary}
-                yield HookEvent("PostCompact", {**payload, "import_uuid": uuid}, at)
+                yield HookEvent("PostCompact", _marked({**payload, "import_uuid": uuid}, repaired), at)
             continue
-        yield from _tool_results(state, base, record, content, at)
+        yield from _tool_results(state, base, record, content, at, repaired)
         if record.get("isMeta"):
             continue
         prompt = prompt_of(content)
         if prompt is not None:
             yield from _end_turn(state, base, agent_type)
-            yield HookEvent("UserPromptSubmit", {**base, "prompt": prompt, "import_uuid": uuid}, at)
+            yield HookEvent("UserPromptSubmit", _marked({**base, "prompt": prompt, "import_uuid": uuid}, repaired), at)
     yield from _end_turn(state, base, agent_type)
 
 
-def _assistant(state: _Session, content: object, at: int, uuid: str) -> None:
+def _marked(payload: dict[str, Any], repaired: int) -> dict[str, Any]:
+    """``payload``, saying how many lone surrogates were replaced in the lines it was made of."""
+    if repaired:
+        payload[LONE_SURROGATES] = repaired
+    return payload
+
+
+def _assistant(state: _Session, content: object, at: int, uuid: str, repaired: int) -> None:
     """Remember the record's tool calls until their results, and its text as the turn's latest."""
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
@@ -175,13 +207,14 @@ def _assistant(state: _Session, content: object, at: int, uuid: str) -> None:
         if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
             if len(state.pending) >= MAX_PENDING_TOOLS:
                 state.pending.pop(next(iter(state.pending)))
-            state.pending[block["id"]] = (str(block.get("name") or "unknown"), block.get("input"))
+            state.pending[block["id"]] = (str(block.get("name") or "unknown"), block.get("input"), repaired)
         elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             state.last_text, state.last_text_at, state.last_uuid = block["text"].strip(), at, uuid
+            state.last_repaired = repaired
 
 
 def _tool_results(
-    state: _Session, base: dict[str, Any], record: dict[str, Any], content: object, at: int
+    state: _Session, base: dict[str, Any], record: dict[str, Any], content: object, at: int, repaired: int
 ) -> Iterator[HookEvent]:
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict) or block.get("type") != "tool_result":
@@ -189,9 +222,10 @@ def _tool_results(
         call = state.pending.pop(str(block.get("tool_use_id")), None)
         if call is None:
             continue
-        name, tool_input = call
+        name, tool_input, call_repaired = call
         result = record.get("toolUseResult", _text(block.get("content")))
         payload = {**base, "tool_name": name, "tool_input": tool_input, "tool_use_id": block["tool_use_id"]}
+        _marked(payload, call_repaired + repaired)
         if block.get("is_error"):
             error = _text(block.get("content")) or (result if isinstance(result, str) else "")
             if error.startswith(REFUSED) or result == "User rejected tool use":
@@ -205,7 +239,9 @@ def _end_turn(state: _Session, base: dict[str, Any], agent_type: str) -> Iterato
     if not state.last_text or not base:
         return
     event = "SubagentStop" if agent_type else "Stop"
-    payload = {**base, "last_assistant_message": state.last_text, "import_uuid": state.last_uuid}
+    payload = _marked(
+        {**base, "last_assistant_message": state.last_text, "import_uuid": state.last_uuid}, state.last_repaired
+    )
     if not agent_type:
         payload["stop_hook_active"] = False
     yield HookEvent(event, payload, state.last_text_at)

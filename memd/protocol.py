@@ -516,6 +516,8 @@ class StatusReport(Reply):
     """Totals of what privacy filtering removed (private_spans, secrets, unclosed, chars_removed)."""
     skipped: int = 0
     """Events not stored since the daemon started (memd's own traffic, noise rules)."""
+    lone_surrogates: int = 0
+    """Events stored with lone UTF-16 surrogates (half an emoji) replaced by U+FFFD; all time."""
 
 
 class EventRow(msgspec.Struct, kw_only=True):

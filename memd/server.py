@@ -505,6 +505,7 @@ class Daemon:
             latency_ms=self.latencies.snapshot(),
             redactions=await queries.redaction_totals(self.store.reader),
             skipped=self.skipped,
+            lone_surrogates=await queries.lone_surrogate_events(self.store.reader),
             embedding=await self.embedding_status(),
             **counts,
         )

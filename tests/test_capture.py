@@ -81,6 +81,45 @@ def test_non_object_payloads_are_invalid(raw: bytes) -> None:
         prepare(envelope(raw, "PostToolUse"), 0)
 
 
+SURROGATE_HEAD = rb'{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_s",'
+
+
+@pytest.mark.parametrize(
+    ("stdout", "expected", "replaced"),
+    [
+        (rb"cut \ud83d", "cut \ufffd", 1),  # a high surrogate at the end of the string
+        (rb"low \udc00 alone", "low \ufffd alone", 1),
+        (rb"\ud83d\ude00 ok, then cut \uD83D", "\U0001f600 ok, then cut \ufffd", 1),  # the pair stays the emoji
+        (rb"two highs \ud83d\ud83d\ude00", "two highs \ufffd\U0001f600", 1),
+        (rb"C:\\ud83d is text, \ud83d is not", "C:\\ud83d is text, \ufffd is not", 1),  # an escaped backslash
+        (rb"\udc00\ud83d", "\ufffd\ufffd", 2),  # low then high: no pair
+        (b"caf\xe9 \\ud83d", "caf\ufffd \ufffd", 1),  # invalid UTF-8 as well
+    ],
+)
+def test_lone_surrogates_become_replacement_characters(stdout: bytes, expected: str, replaced: int) -> None:
+    raw = SURROGATE_HEAD + rb'"tool_input":{"command":"cat f"},"tool_response":{"stdout":"' + stdout + rb'"}}'
+    event = prepare(envelope(raw, "PostToolUse"), 0)
+    payload = json.loads(event.payload)
+    assert payload["tool_response"]["stdout"] == expected
+    assert payload["memd_lone_surrogates"] == replaced
+    assert json.loads(event.meta)["lone_surrogates"] == replaced
+    assert event.redactions["lone_surrogates"] == 1  # one event, counted in the status
+    assert "privacy" not in json.loads(event.meta)
+
+
+def test_a_valid_surrogate_pair_is_no_repair() -> None:
+    raw = SURROGATE_HEAD + rb'"tool_input":{"command":"cat f"},"tool_response":{"stdout":"ok \ud83d\ude00"}}'
+    event = prepare(envelope(raw, "PostToolUse"), 0)
+    assert json.loads(event.payload)["tool_response"]["stdout"] == "ok \U0001f600"
+    assert "memd_lone_surrogates" not in json.loads(event.payload) and "lone_surrogates" not in event.meta
+    assert not event.redactions.get("lone_surrogates")
+
+
+def test_a_lone_surrogate_in_broken_json_is_still_invalid() -> None:
+    with pytest.raises(InvalidPayload):
+        prepare(envelope(SURROGATE_HEAD + rb'"tool_response":"cut \ud83d', "PostToolUse"), 0)
+
+
 def test_truncated_payload_keeps_its_identifying_fields() -> None:
     big = json.loads(load("hook_PostToolUse.json"))
     big["tool_response"]["stdout"] = "x" * 100_000

@@ -77,6 +77,42 @@ def test_invalid_utf8_is_repaired_and_kept(daemon: Instance) -> None:
     assert (status.events, status.rejected, status.spool_backlog) == (1, 0, 0)
 
 
+CUT_HEAD = (
+    b'{"session_id":"hostile","transcript_path":"/tmp/t.jsonl","cwd":"/tmp/hostile",'
+    b'"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"tail log"},'
+)
+
+
+@pytest.mark.parametrize(
+    ("stdout", "expected", "replaced"),
+    [
+        (rb"cut \ud83d", "cut \ufffd", 1),  # Claude Code 2.1.328: an output cut in the middle of an emoji
+        (rb"\udc00 the other half", "\ufffd the other half", 1),
+        (rb"\ud83d\ude00 whole, \ud83d cut", "\U0001f600 whole, \ufffd cut", 1),
+        (rb"ok \ud83d\ude00", "ok \U0001f600", 0),  # a valid pair: no repair, nothing counted
+    ],
+)
+def test_lone_surrogates_are_replaced_stored_and_counted(
+    daemon: Instance, stdout: bytes, expected: str, replaced: int
+) -> None:
+    raw = CUT_HEAD + rb'"tool_response":{"stdout":"' + stdout + rb'","stderr":""},"tool_use_id":"toolu_cut"}'
+    send(daemon, "PostToolUse", raw)
+    ((kind, title, stored_payload),) = stored(daemon)
+    assert (kind, title) == ("tool", "Bash: tail log")
+    payload = json.loads(stored_payload)
+    assert payload["tool_response"]["stdout"] == expected
+    ((text, meta),) = daemon.query("SELECT text, meta FROM events WHERE kind = 'tool'")
+    assert expected in text
+    assert payload.get("memd_lone_surrogates") == (replaced or None)
+    assert json.loads(meta).get("lone_surrogates") == (replaced or None)
+    status = daemon.status()
+    assert (status.events, status.rejected, status.spool_backlog) == (1, 0, 0)
+    assert status.lone_surrogates == (1 if replaced else 0)
+    assert "lone_surrogates" not in status.redactions
+    shown = daemon.memctl("status")
+    assert f"repaired:      {status.lone_surrogates} events had lone surrogates" in shown.stdout
+
+
 def test_not_json_at_all_is_a_counted_rejection(daemon: Instance) -> None:
     send(daemon, "UserPromptSubmit", b"\xff\xfe\x00garbage")
     status = daemon.status()

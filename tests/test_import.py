@@ -231,6 +231,35 @@ def test_live_captured_events_are_not_imported_again(daemon: Instance, project: 
     assert after[0][0] == before + 1
 
 
+def test_lines_with_lone_surrogates_are_repaired_not_skipped(daemon: Instance, project: tuple[Path, str]) -> None:
+    folder, cwd = project
+    s = "sess-cut"
+    t = "2026-10-04T09:{}.000Z".format
+    cut = {"stdout": "tail: cut \udc00", "stderr": "", "interrupted": False}
+    lines = [  # json.dumps writes a lone surrogate as Claude Code does: "\ud83d" with no other half
+        user(s, cwd, t("00:00"), "v1", "Tail the log \ud83d"),
+        tool_use(s, cwd, t("00:01"), "v2", "toolu_cut", "Bash", {"command": "tail log"}),
+        tool_result(s, cwd, t("00:02"), "v3", "toolu_cut", "tail: cut \udc00", cut),
+        reply(s, cwd, t("00:03"), "v4", "It ends in \U0001f600 and a cut \ud83d"),
+        user(s, cwd, t("00:04"), "v5", "Thanks \U0001f600"),  # a valid pair: read as it is
+    ]
+    assert '"Tail the log \\ud83d"' in lines[0] and "\\ud83d\\ude00" in lines[4]
+    transcript = folder / f"{s}.jsonl"
+    transcript.write_text("\n".join(lines) + "\n")
+    totals = memctl_json(daemon, "import", "--session", str(transcript))
+    assert (totals["corrupt_lines"], totals["repaired_lines"], totals["stored"]) == (0, 3, 4)
+    rows = daemon.query(
+        "SELECT kind, text, meta FROM events WHERE kind IN ('prompt', 'tool', 'assistant') ORDER BY client_ts"
+    )
+    assert [(kind, json.loads(meta).get("lone_surrogates")) for kind, _, meta in rows] == [
+        ("prompt", 1), ("tool", 2), ("assistant", 1), ("prompt", None),
+    ]  # fmt: skip
+    texts = [text for _, text, _ in rows]
+    assert texts[0] == "Tail the log \ufffd" and texts[3] == "Thanks \U0001f600"
+    assert "tail: cut \ufffd" in texts[1] and "It ends in \U0001f600 and a cut \ufffd" in texts[2]
+    assert daemon.status().lone_surrogates == 3
+
+
 def test_since_and_unknown_project(daemon: Instance, project: tuple[Path, str]) -> None:
     folder, cwd = project
     lines = [user("s-old", cwd, "2020-01-01T00:00:00.000Z", "o1", "An ancient prompt"),

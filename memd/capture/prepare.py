@@ -27,14 +27,32 @@ import msgspec
 from ..config import CaptureConfig
 from ..privacy import Privacy, Redactions
 from ..protocol import Ingest
+from ..surrogates import repair_lone_surrogates
 from .events import Normalized, Skipped, normalize
 from .text import clip_strings
 
-__all__ = ["Capture", "InvalidPayload", "NewEvent", "idempotency_key", "parse_payload", "salvage_fields"]
+__all__ = [
+    "LONE_SURROGATES",
+    "REPAIR_COUNTER",
+    "Capture",
+    "InvalidPayload",
+    "NewEvent",
+    "idempotency_key",
+    "parse_payload",
+    "salvage_fields",
+]
 
 SALVAGE_WINDOW = 64 * 1024
 MAX_DEPTH = 64
 """Deepest JSON nesting kept; real hook payloads stay under 20 levels."""
+INVALID_UTF8 = "memd_invalid_utf8"
+"""Payload flag: bytes that were no UTF-8 were replaced by U+FFFD."""
+LONE_SURROGATES = "memd_lone_surrogates"
+"""Payload field: how many lone UTF-16 surrogate escapes were replaced by U+FFFD (by the
+decoder, or by ``memctl import`` before it sent the event)."""
+REPAIR_COUNTER = "lone_surrogates"
+"""The ``redaction_totals`` row that counts the events whose lone surrogates were replaced
+(``memd.store.queries.lone_surrogate_events``; not a redaction, so not among them)."""
 _HEAD_FIELDS = ("session_id", "cwd", "hook_event_name", "prompt_id", "tool_name", "tool_use_id", "agent_id")
 
 
@@ -63,7 +81,9 @@ class NewEvent(msgspec.Struct, kw_only=True):
     session: dict[str, str] = {}
     """Columns of the session row this event sets (source, model, end_reason)."""
     redactions: dict[str, int] = {}
-    """What privacy filtering removed: counts and lengths, never content."""
+    """What privacy filtering removed: counts and lengths, never content; and ``lone_surrogates``
+    (``REPAIR_COUNTER``): 1 when lone surrogates were replaced.  The store sums them all in
+    ``redaction_totals``."""
 
 
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
@@ -113,16 +133,38 @@ def _salvaged(ingest: Ingest, why: str) -> dict[str, Any]:
     return fields
 
 
+def _decode(data: bytes) -> dict[str, Any]:
+    """The JSON object in ``data``, repaired only once decoding failed (the fast path stays
+    one decode): invalid UTF-8 bytes and lone UTF-16 surrogate escapes (Claude Code cuts an
+    emoji in half) become U+FFFD, and the payload says so (``memd_invalid_utf8``,
+    ``memd_lone_surrogates``: how many were replaced)."""
+    flags: dict[str, Any] = {}
+    while True:
+        try:
+            payload = _json_decode(data)
+        except UnicodeDecodeError:
+            if INVALID_UTF8 in flags:
+                raise
+            data = data.decode("utf-8", "replace").encode()
+            flags[INVALID_UTF8] = True
+        except msgspec.DecodeError:
+            if LONE_SURROGATES in flags:
+                raise
+            data, replaced = repair_lone_surrogates(data)
+            if not replaced:
+                raise
+            flags[LONE_SURROGATES] = replaced
+        else:
+            payload.update(flags)
+            return payload
+
+
 def parse_payload(ingest: Ingest) -> dict[str, Any]:
     """The payload as a JSON object, or what can be salvaged of it; ``InvalidPayload`` if nothing."""
     if ingest.truncated:
         return _salvaged(ingest, "was cut by the hook client's size cap")
     try:
-        try:
-            payload = _json_decode(ingest.payload)
-        except UnicodeDecodeError:  # keep the event: invalid bytes become U+FFFD
-            payload = _json_decode(ingest.payload.decode("utf-8", "replace").encode())
-            payload["memd_invalid_utf8"] = True
+        payload = _decode(ingest.payload)
     except RecursionError:
         return _salvaged(ingest, f"nests deeper than {MAX_DEPTH} levels")
     except msgspec.DecodeError as exc:
@@ -192,7 +234,11 @@ class Capture:
             return normalized
         counts = _counts(redactions)
         if any(counts.values()):
-            normalized.meta["privacy"] = counts
+            normalized.meta["privacy"] = dict(counts)
+        replaced = raw.get(LONE_SURROGATES)
+        if isinstance(replaced, int) and not isinstance(replaced, bool) and replaced > 0:
+            normalized.meta["lone_surrogates"] = replaced
+            counts[REPAIR_COUNTER] = 1  # summed with the redactions: ``memctl status`` shows the events
         limits = (self.config.max_field_chars, self.config.max_field_lines)
         return NewEvent(
             idem_key=idem_key,

@@ -18,6 +18,7 @@ from typing import Final
 import aiosqlite
 
 from ..capture.events import LOGGED
+from ..capture.prepare import REPAIR_COUNTER
 from ..protocol import EventRow, ProjectCount, StorageSizes
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "history",
     "index_bytes",
     "kinds",
+    "lone_surrogate_events",
     "redaction_totals",
     "storage",
     "top_projects",
@@ -48,7 +50,18 @@ async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
 
 
 async def redaction_totals(conn: aiosqlite.Connection) -> dict[str, int]:
-    return dict(await conn.execute_fetchall("SELECT name, total FROM redaction_totals ORDER BY name"))
+    """What privacy filtering removed, summed over all events (not the repair counter the
+    same table holds)."""
+    rows = await conn.execute_fetchall(
+        "SELECT name, total FROM redaction_totals WHERE name != ? ORDER BY name", (REPAIR_COUNTER,)
+    )
+    return dict(rows)
+
+
+async def lone_surrogate_events(conn: aiosqlite.Connection) -> int:
+    """Events stored with lone UTF-16 surrogates replaced by U+FFFD (``memd.surrogates``)."""
+    rows = list(await conn.execute_fetchall("SELECT total FROM redaction_totals WHERE name = ?", (REPAIR_COUNTER,)))
+    return rows[0][0] if rows else 0
 
 
 def db_bytes(path: str) -> int:
