@@ -1,0 +1,143 @@
+"""The real ``claude`` CLI in headless mode, run against memd and the fake API.
+
+``ClaudeCode`` gives one isolated Claude Code user: its own HOME (settings, plugin
+cache, transcripts), a project directory, and memd's hooks installed one of two ways,
+as a new user would: the plugin (``--plugin-dir`` on this checkout) or ``memctl install
+--settings``.  Beside memd's hooks it installs a recorder, a shell hook on every event
+that writes each payload Claude Code sends to its own file: the ground truth of what
+Claude Code fired, against which the tests check what memd stored.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import Instance
+
+REPO = Path(__file__).resolve().parents[2]
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "SubagentStop",
+    "SessionEnd",
+)
+"""The events memd hooks (client/install.py HOOKS), recorded beside it."""
+TOOLS = "Bash Read Write Edit TodoWrite ToolSearch mcp__memd mcp__plugin_memd_memd"
+
+RECORDER = """#!/bin/sh
+# One file per payload: parallel hooks must not interleave their writes.
+out="$RECORD_DIR/$(date +%s%N)-$$-$1.json"
+cat > "$out.tmp" && mv "$out.tmp" "$out"
+"""
+
+
+@dataclass
+class Run:
+    """One ``claude -p`` run: how it ended, what it printed, how long it took."""
+
+    returncode: int
+    result: dict[str, Any]
+    stderr: str
+    seconds: float
+    debug: str
+
+    @property
+    def session_id(self) -> str:
+        return str(self.result.get("session_id", ""))
+
+
+class ClaudeCode:
+    """One Claude Code user with memd installed as ``mode`` says ("plugin", "settings" or "none")."""
+
+    def __init__(self, binary: str, api_url: str, memd: Instance, root: Path, mode: str, *, record: bool = True):
+        self.binary = binary
+        self.memd = memd
+        self.mode = mode
+        self.home = root / "home"
+        self.project = root / "project"
+        self.records = root / "fired"
+        self.debug_dir = root / "debug"
+        for d in (self.home / ".claude", self.project, self.records, self.debug_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            **memd.env,
+            "HOME": str(self.home),
+            "ANTHROPIC_BASE_URL": api_url,
+            "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "RECORD_DIR": str(self.records),
+        }
+        for var in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_SESSION_ID"):
+            self.env.pop(var, None)
+        self.settings = self.home / ".claude" / "settings.json"
+        settings: dict[str, Any] = {}
+        if record:
+            recorder = root / "recorder.sh"
+            recorder.write_text(RECORDER)
+            recorder.chmod(0o755)
+            settings["hooks"] = {e: [{"hooks": [{"type": "command", "command": f"sh {recorder} {e}"}]}] for e in EVENTS}
+        self.settings.write_text(json.dumps(settings, indent=2))
+        if mode == "settings":
+            self.memctl("install", "--settings", str(self.settings))
+            self.memctl("mcp", "install")
+        elif mode == "plugin":
+            self.memctl("launcher", "--record")
+        self._runs = 0
+
+    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [*self.memd.memctl_argv(), *args], capture_output=True, text=True, env=self.env, timeout=120
+        )
+        assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
+        return done
+
+    def run(self, prompt: str, *args: str, timeout: float = 120.0) -> Run:
+        """``claude -p PROMPT ARGS...`` in the project; its JSON result."""
+        self._runs += 1
+        debug = self.debug_dir / f"run-{self._runs}.log"
+        argv = [self.binary, "-p", prompt, "--output-format", "json", "--allowedTools", TOOLS]
+        argv += ["--debug-file", str(debug)]
+        if self.mode == "plugin":
+            argv += ["--plugin-dir", str(REPO)]
+        started = time.monotonic()
+        done = subprocess.run(
+            [*argv, *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+        seconds = time.monotonic() - started
+        try:
+            result = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {}
+        except ValueError:
+            result = {"raw": done.stdout}
+        text = debug.read_text(errors="replace") if debug.exists() else ""
+        assert done.returncode == 0, f"claude -p failed ({done.returncode}): {done.stderr[-2000:]}\n{text[-3000:]}"
+        return Run(done.returncode, result, done.stderr, seconds, text)
+
+    def fired(self) -> list[dict[str, Any]]:
+        """Every payload Claude Code sent to a hook so far, in the order they fired."""
+        payloads = []
+        for path in sorted(self.records.glob("*.json")):
+            raw = path.read_bytes()
+            payload = json.loads(raw) if raw.strip() else {}
+            payload["_recorded_as"] = path.name.rsplit("-", 1)[-1].removesuffix(".json")
+            payloads.append(payload)
+        return payloads
+
+    def transcript(self, session_id: str) -> list[dict[str, Any]]:
+        (path,) = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def transcript_path(self, session_id: str) -> Path:
+        (path,) = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+        return path
