@@ -13,7 +13,19 @@ It always exits 0 and never blocks Claude Code for long.  When the daemon cannot
 reached, answers too slowly or answers with an error it cannot act on, the frame
 is written to the spool directory atomically (temp file, fsync, rename; 0600 in a
 0700 directory) and the daemon ingests it when it next starts or drains the spool.
-Replays are harmless: the daemon deduplicates by idempotency key.  When nothing
+Replays are harmless: the daemon deduplicates by idempotency key.
+
+A terminating signal does not lose the event either.  Claude Code SIGTERMs the async
+hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
+sends SIGINT or SIGHUP), and a client killed before the daemon acknowledged its event
+used to take the event with it.  So ``run`` first installs a handler for SIGTERM, SIGHUP
+and SIGINT (``_on_signal``) that spools the frame unless the daemon has acknowledged it,
+or, while stdin is still being read, a frame of what has been read so far (the daemon
+salvages its fields), and then exits 0 at once.  The handler runs between bytecodes of
+the main flow, so ``_Progress`` tracks how far the event got: one flag makes sure the
+event is spooled at most once, and a signal arriving while a spool file is being written
+waits for the rename instead of leaving a half file.  (A signal between the daemon's
+reply and the flag that records it may spool a duplicate: harmless, as above.)  When nothing
 listens on the socket at all (no daemon, as opposed to a slow one), the hook then
 starts the daemon in the background (``autostart.py``: at most once per 10 s however
 many hooks fire) and exits without waiting for it: the next events find it up.
@@ -23,6 +35,7 @@ Tunables (environment): ``MEMD_HOOK_TIMEOUT`` seconds to wait for the reply
 the same); ``MEMD_SOCKET`` and the XDG variables as in ``paths.py``.
 """
 
+import _signal  # the C module, loaded at interpreter start: `signal` imports enum (~3 ms)
 import _socket  # the C module: `socket` would cost ~10 ms of imports
 import posix  # the C core of `os`, loaded at interpreter start; `os` costs ~2 ms more
 import select
@@ -46,6 +59,8 @@ STDIN_DEADLINE = 3.0
 STDIN_SETTLE = 0.05
 """Once a line has arrived, seconds of silence after which it is taken as complete."""
 REPLY_DEADLINE = 2.0
+SIGNALS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
+"""The signals that would end the client: it keeps its event first (``_on_signal``)."""
 
 
 # --- msgpack, the few types the wire needs ----------------------------------------------
@@ -146,16 +161,58 @@ def decode(data: bytes):
 # --- IO ---------------------------------------------------------------------------------
 
 
-def read_stdin(fd: int = 0) -> tuple[bytes, int]:
+class _Stdin:
+    """What ``read_stdin`` has read so far: the signal handler spools it when cut short."""
+
+    __slots__ = ("chunks", "done", "kept", "tail", "total")
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.tail = b""
+        self.kept = self.total = 0
+        self.done = False
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self.kept < PAYLOAD_CAP:
+            head = chunk[: PAYLOAD_CAP - self.kept]
+            self.chunks.append(head)
+            self.kept += len(head)
+            chunk = chunk[len(head) :]
+        if chunk:
+            self.tail = (self.tail + chunk)[-TAIL_KEEP:]
+
+    def drain(self, fd: int = 0, budget: float = 0.2) -> None:
+        """Add what ``fd`` holds right now, without waiting for more (the signal handler's read)."""
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        deadline = time.monotonic() + budget
+        while poller.poll(0) and time.monotonic() < deadline:
+            try:
+                chunk = posix.read(fd, 1 << 16)
+            except OSError:  # a closed or odd stdin: keep what was read
+                return
+            if not chunk:
+                self.done = True  # EOF: all of it arrived
+                return
+            self.add(chunk)
+
+    def payload(self) -> tuple[bytes, int]:
+        """(At most PAYLOAD_CAP bytes of what was read: the head and the tail, the total size)."""
+        head = b"".join(self.chunks)
+        if not self.tail:
+            return head, self.total
+        return head[: PAYLOAD_CAP - len(self.tail)] + self.tail, self.total
+
+
+def read_stdin(fd: int = 0, into: _Stdin | None = None) -> tuple[bytes, int]:
     """Read the event from ``fd``: (at most PAYLOAD_CAP bytes of it, the total size).
 
     Stops at EOF; or when a newline-terminated line has been followed by
     STDIN_SETTLE seconds of silence (Claude Code writes one compact JSON line);
-    or at STDIN_DEADLINE.
+    or at STDIN_DEADLINE.  ``into`` holds what has been read meanwhile.
     """
-    chunks: list[bytes] = []
-    tail = b""
-    kept = total = 0
+    read = into if into is not None else _Stdin()
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
     deadline = time.monotonic() + STDIN_DEADLINE
@@ -169,24 +226,22 @@ def read_stdin(fd: int = 0) -> tuple[bytes, int]:
             if last.endswith(b"\n"):
                 break
             continue
+        # Terminating signals wait while a chunk is read and recorded: their handler must not
+        # run with the chunk out of the pipe but not yet in ``read`` (it spools what is there).
+        mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, SIGNALS)
         try:
             chunk = posix.read(fd, 1 << 16)
+            if chunk:
+                read.add(chunk)
         except (BlockingIOError, InterruptedError):
             continue
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
         if not chunk:
             break
         last = chunk
-        total += len(chunk)
-        if kept < PAYLOAD_CAP:
-            chunks.append(chunk[: PAYLOAD_CAP - kept])
-            kept += len(chunks[-1])
-            chunk = chunk[len(chunks[-1]) :]
-        if chunk:
-            tail = (tail + chunk)[-TAIL_KEEP:]
-    head = b"".join(chunks)
-    if not tail:
-        return head, total
-    return head[: PAYLOAD_CAP - len(tail)] + tail, total
+    read.done = True
+    return read.payload()
 
 
 def _recv_reply(sock) -> bytes:
@@ -274,20 +329,128 @@ def _deadline(env: dict[str, str]) -> float:
         return REPLY_DEADLINE
 
 
+# --- terminating signals ----------------------------------------------------------------
+
+
+class _Progress:
+    """How far this hook's event got, for ``_on_signal``: what it must still keep, if anything."""
+
+    __slots__ = ("event", "frame", "safe", "signalled", "socket_flag", "spooling", "stdin", "where")
+
+    def __init__(self, event: str = "", socket_flag: str | None = None) -> None:
+        self.event = event
+        self.socket_flag = socket_flag
+        self.stdin = _Stdin()
+        self.frame: bytes | None = None
+        self.where: paths.Paths | None = None
+        self.safe = False
+        """Nothing left to keep: the daemon took the event (or refused it for good), it is
+        spooled, or there was none."""
+        self.spooling = False
+        """A spool file is being written (or about to be): whoever started it finishes it."""
+        self.signalled = False
+        """A signal came while spooling: exit once the file is in place."""
+
+    def spool_dir(self) -> str:
+        where = self.where or paths.resolve(socket=self.socket_flag, env=paths.environ())
+        return where.spool_dir
+
+    def signal_frame(self) -> bytes | None:
+        """The frame to keep: the one built, else one of what stdin gave so far (None: nothing)."""
+        if self.frame is not None:
+            return self.frame
+        if not self.stdin.done:
+            self.stdin.drain()  # what Claude Code wrote and the client had not read yet
+        payload, size = self.stdin.payload()
+        if not payload or payload.isspace():
+            return None
+        # Cut short, the payload is likely no whole JSON object; marked truncated, the daemon
+        # salvages its identifying fields.  All of it may have arrived already, though.
+        cut = size > len(payload) or not (self.stdin.done or _is_json(payload))
+        return ingest_frame(self.event, payload, size, truncated=cut)
+
+
+_progress = _Progress()
+
+
+def _is_json(payload: bytes) -> bool:
+    import json  # the signal path only
+
+    try:
+        json.loads(payload.decode("utf-8", "replace"))
+    except RecursionError:  # deep, not cut: the daemon has its own rule for that
+        return True
+    except ValueError:
+        return False
+    return True
+
+
+def keep(frame: bytes) -> None:
+    """Spool ``frame`` (the main flow's way), unless a signal handler is already doing so."""
+    progress = _progress
+    if progress.spooling or progress.safe:
+        return
+    progress.spooling = True  # a signal from here on waits for the file
+    try:
+        spool(progress.spool_dir(), frame)
+        progress.safe = True
+    finally:
+        progress.spooling = False
+    if progress.signalled:  # it came while the file was being written: honour it now
+        posix._exit(0)
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    """SIGTERM, SIGHUP, SIGINT: keep the event unless it is safe, then exit 0 at once."""
+    progress = _progress
+    if progress.spooling:  # a spool file is being written: let it be finished, exit after
+        progress.signalled = True
+        return
+    if not progress.safe:
+        progress.spooling = True  # at most one spool file, whatever signals follow
+        try:
+            frame = progress.signal_frame()
+            if frame is not None:
+                spool(progress.spool_dir(), frame)
+        except BaseException as exc:
+            try:
+                sys.stderr.write(f"memd hook: event not spooled on signal {signum}: {type(exc).__name__}: {exc}\n")
+                sys.stderr.flush()
+            except BaseException:  # stderr itself may be gone
+                pass
+    posix._exit(0)
+
+
+def _install_handlers() -> None:
+    try:
+        for signum in SIGNALS:
+            if _signal.getsignal(signum) != _signal.SIG_IGN:  # ignored by our parent (nohup): stays so
+                _signal.signal(signum, _on_signal)
+    except ValueError:  # not the main thread (run called in-process, in a test): no handlers
+        pass
+
+
+# --- the hook ---------------------------------------------------------------------------
+
+
 def run(argv: list[str]) -> None:
+    global _progress
     event = argv[1] if len(argv) > 1 else ""
     socket_flag = argv[argv.index("--socket") + 1] if "--socket" in argv[:-1] else None
-    payload, size = read_stdin()
+    progress = _progress = _Progress(event, socket_flag)
+    _install_handlers()
+    payload, size = read_stdin(into=progress.stdin)
     if not payload or payload.isspace():
+        progress.safe = True
         return  # Claude Code sometimes sends nothing: there is no event to keep.
-    frame = ingest_frame(event, payload, size, truncated=size > len(payload))
+    progress.frame = frame = ingest_frame(event, payload, size, truncated=size > len(payload))
     env = paths.environ()
-    where = paths.resolve(socket=socket_flag, env=env)
+    progress.where = where = paths.resolve(socket=socket_flag, env=env)
     try:
         reply = send(where.socket, frame, _deadline(env))
     except NotListening:
         # The event goes to disk first: the daemon drains the spool as it starts.
-        spool(where.spool_dir, frame)
+        keep(frame)
         _start_daemon(where, env)
         return
     op = reply.get("op") if reply else None
@@ -295,8 +458,9 @@ def run(argv: list[str]) -> None:
         # Unreachable, too slow, or refused for a reason a later daemon can fix (a protocol
         # version mismatch): keep the event.  A payload that is not JSON is refused for good
         # and the daemon has recorded its size; replaying it would be refused again.
-        spool(where.spool_dir, frame)
+        keep(frame)
         return
+    progress.safe = True
     if op == "error":
         sys.stderr.write(f"memd: {reply.get('message', 'event refused')}\n")
         return

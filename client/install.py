@@ -10,8 +10,12 @@ a virtualenv since moved).  Installing removes them first and adds the current o
 containers left empty by it.  Every other hook and key is kept as it was.
 
 Which events, and how (see Claude Code's hook reference): the two whose output becomes
-context run synchronously with a short timeout; capture runs ``async`` so the agent
-never waits for it; SessionEnd runs synchronously (its hooks share a 1.5 s budget and
+context run synchronously with a short timeout.  The tool hooks fire in the middle of a
+turn and run ``async``, so no tool call waits for them.  Stop, SubagentStop, PreCompact
+and PostCompact run synchronously with a short timeout: ``claude -p`` SIGTERMs the async
+hooks still running when it ends, and a client killed before it could install its signal
+handler loses its event (the client itself never waits more than ``MEMD_HOOK_TIMEOUT``,
+2 s, for the daemon).  SessionEnd runs synchronously (its hooks share a 1.5 s budget and
 memd only enqueues).
 """
 
@@ -51,15 +55,16 @@ HOOK_SCRIPT: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "h
 MARKER: Final = "memd_client/hook.py"
 """What the command of any pip-installed memd's hook contains."""
 CONTEXT_TIMEOUT: Final = 10
+CAPTURE_TIMEOUT: Final = 10
 HOOKS: Final = {
     "SessionStart": {"timeout": CONTEXT_TIMEOUT},
     "UserPromptSubmit": {"timeout": CONTEXT_TIMEOUT},
     "PostToolUse": {"async": True},
     "PostToolUseFailure": {"async": True},
-    "PreCompact": {"async": True},
-    "PostCompact": {"async": True},
-    "Stop": {"async": True},
-    "SubagentStop": {"async": True},
+    "PreCompact": {"timeout": CAPTURE_TIMEOUT},
+    "PostCompact": {"timeout": CAPTURE_TIMEOUT},
+    "Stop": {"timeout": CAPTURE_TIMEOUT},
+    "SubagentStop": {"timeout": CAPTURE_TIMEOUT},
     "SessionEnd": {"timeout": 2},
 }
 """The events memd hooks, with the options of each entry."""

@@ -61,6 +61,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(instance: Instance)
     assert {event for event, hooks in entries.items() if hooks} == set(HOOKS)
     assert all(len(hooks) == 1 for event, hooks in entries.items() if event in HOOKS)
     assert entries["PostToolUse"][0]["async"] is True and entries["UserPromptSubmit"][0]["timeout"] == 10
+    assert "async" not in entries["Stop"][0] and entries["Stop"][0]["timeout"] == 10
     assert after["hooks"]["PostToolUse"][0] == THEIRS["hooks"]["PostToolUse"][0]  # theirs first, untouched
     assert after["hooks"]["Notification"] == THEIRS["hooks"]["Notification"]
     assert {k: v for k, v in after.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}

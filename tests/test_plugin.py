@@ -49,10 +49,10 @@ def test_hooks_json_is_what_memctl_install_installs() -> None:
         assert event in HOOK_EVENTS
         (entry,) = groups[0]["hooks"]
         assert entry["command"] == f'sh "${{CLAUDE_PLUGIN_ROOT}}/hooks/memd-launch" hook {event}'
-        if event in ("SessionStart", "UserPromptSubmit", "SessionEnd"):
-            assert "async" not in entry and entry["timeout"] <= 10
-        else:
+        if event in ("PostToolUse", "PostToolUseFailure"):  # mid-turn: no tool call waits for them
             assert entry["async"] is True
+        else:  # claude -p SIGTERMs async hooks as it ends: Stop and the compaction hooks run to the end
+            assert "async" not in entry and entry["timeout"] <= 10
     mcp = load(".mcp.json")["mcpServers"]["memd"]
     assert mcp == {"command": "sh", "args": ["${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch", "mcp"]}
 
