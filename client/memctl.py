@@ -164,7 +164,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  repaired:      {report.lone_surrogates} events had lone surrogates (half an emoji) replaced by U+FFFD",
         "  privacy:       "
         + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.redactions.items()) or "nothing removed"),
-        f"  spool backlog: {report.spool_backlog}",
+        f"  spool backlog: {report.spool_backlog}"
+        + (f"; {report.spool_failed} set aside after failed replays (memctl doctor)" if report.spool_failed else ""),
+        f"  quarantined:   {report.quarantined} events not stored whole (memctl doctor)",
         f"  database:      {report.db_bytes / 1e6:.1f} MB",
     ]
     if (e := report.embedding) is not None:
@@ -798,6 +800,41 @@ def cmd_service(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_spool(args: argparse.Namespace) -> int:
+    """The spool: what waits for the daemon, and the frames set aside after failed replays
+    (their events are kept there until put back or deleted)."""
+    from memd import spool
+
+    where = args.paths.spool_dir
+    if args.action == "retry":
+        moved = spool.retry_failed(where)
+        human = f"put {len(moved)} frames back into {where}: memd replays them at its next drain"
+        _emit(args, {"retried": len(moved), "spool_dir": where}, human if moved else "no frame is set aside")
+        return 0
+    if args.action == "delete":
+        aside = spool.failed(where)
+        if not aside:
+            _emit(args, {"deleted": 0, "spool_dir": where}, "no frame is set aside")
+            return 0
+        if not args.yes:
+            what = f"{len(aside)} frames set aside in {os.path.join(where, spool.FAILED_DIR)} (their events are lost)"
+            if not sys.stdin.isatty():
+                raise CommandError(f"this would delete {what}; add --yes to confirm")
+            if input(f"delete {what}? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise CommandError("nothing was deleted")
+        deleted = spool.delete_failed(where)
+        _emit(args, {"deleted": deleted, "spool_dir": where}, f"deleted {deleted} frames set aside")
+        return 0
+    waiting, aside = spool.pending(where), spool.failed(where)
+    data = {"spool_dir": where, "pending": len(waiting), "failed": [os.path.basename(p) for p in aside]}
+    lines = [f"{where}: {len(waiting)} frames wait for the daemon, {len(aside)} set aside"]
+    lines += [f"  {spool.FAILED_DIR}/{os.path.basename(p)} ({spool.attempts(p)} failed replays)" for p in aside]
+    if aside:
+        lines.append("  memctl spool retry puts them back (after an upgrade that fixes the cause); memctl spool delete")
+    _emit(args, data, "\n".join(lines))
+    return 0
+
+
 def cmd_hook_command(args: argparse.Namespace) -> int:
     if args.event not in HOOK_EVENTS:
         raise CommandError(f"unknown hook event {args.event!r}; one of: {', '.join(HOOK_EVENTS)}", exit_code=2)
@@ -956,6 +993,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"systemd: memd exits after this long without work, restarted on demand (default {service.IDLE_EXIT})",
     )
+    p = command("spool", cmd_spool, "events waiting for the daemon; frames set aside after failed replays")
+    p.add_argument("action", nargs="?", choices=["status", "retry", "delete"], default="status")
+    p.add_argument("--yes", action="store_true", help="delete: do not ask for confirmation")
     p = command("hook-command", cmd_hook_command, "print the command line Claude Code should run for a hook event")
     p.add_argument("event", metavar="EVENT", help=", ".join(HOOK_EVENTS))
     return parser

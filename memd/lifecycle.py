@@ -248,7 +248,7 @@ class Lifecycle:
             scratch = scratch_index() if terms is not None else None
             selected = []
             try:
-                for path in spool.pending(spool_dir):
+                for path in spool.pending(spool_dir) + spool.failed(spool_dir):  # set aside, not gone
                     event = _spooled_event(capture, path)
                     if event is not None and frame_selected(kind, request, event, scope.root, terms, scratch):
                         selected.append(path)

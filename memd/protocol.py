@@ -510,6 +510,11 @@ class StatusReport(Reply):
     rejected: int
     spool_backlog: int
     db_bytes: int
+    spool_failed: int = 0
+    """Spooled frames set aside in the spool's ``failed/``: their replay kept failing (``memctl doctor``)."""
+    quarantined: int = 0
+    """Events the writer could not store whole (``quarantine``): stored without some derived
+    data, or not stored at all (``memctl doctor`` lists them)."""
     embedding: EmbeddingStatus | None = None
     latency_ms: dict[str, Latency] = {}
     redactions: dict[str, int] = {}

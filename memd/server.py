@@ -103,8 +103,9 @@ from .protocol import (
 )
 from .recall import NotFound, Recall
 from .retrieve.engine import Retriever
-from .store import Store, StoreError, open_store, outbox, queries
+from .store import EventError, Store, StoreError, open_store, outbox, queries
 from .store.schema import rebuild_keyword_indexes
+from .store.writer import describe
 
 __all__ = ["Daemon", "run"]
 
@@ -452,7 +453,9 @@ class Daemon:
         root = project_root(event.cwd) if event.cwd else None
         try:
             committed = await self.store.writer.submit(event, root)
-        except StoreError as exc:
+        except EventError as exc:  # this event only, for good (it is in quarantine): not worth a retry soon
+            return Error(code="event_failed", message=str(exc))
+        except StoreError as exc:  # the batch's commit failed (a full disk, a lock): a later try may work
             return Error(code="store_error", message=str(exc))
         log.debug(
             "ingested",
@@ -501,6 +504,7 @@ class Daemon:
             data_dir=self.paths.data_dir,
             database=self.paths.database,
             spool_backlog=spool.backlog(self.paths.spool_dir),
+            spool_failed=len(spool.failed(self.paths.spool_dir)),
             db_bytes=queries.db_bytes(self.paths.database),
             latency_ms=self.latencies.snapshot(),
             redactions=await queries.redaction_totals(self.store.reader),
@@ -570,6 +574,11 @@ class Daemon:
         return settled
 
     async def _replay(self, path: str, results: list[bool]) -> None:
+        """Ingest one spooled frame.  Settled (deleted): stored, or refused for good as its live
+        hook would have been (invalid JSON, recorded).  Kept for the next drain: a failed commit
+        (every frame fails alike).  A failure of this frame's own (an exception, an event the
+        writer could not store, a read error) counts, and the ``MAX_ATTEMPTS``-th sets the
+        file aside; a frame that can never become an event is set aside at once."""
         try:
             body = spool.read_frame(path)
             request = decode_request(body)
@@ -582,22 +591,53 @@ class Daemon:
             self._stuck_spool.add(path)
             log.warning("spool_version_mismatch", file=os.path.basename(path), error=str(exc))
             return
-        except (spool.CorruptSpoolFile, ProtocolError, OSError) as exc:
+        except (spool.CorruptSpoolFile, ProtocolError) as exc:
             await self.store.writer.reject("spool", _size(path), f"unreadable spool file: {exc}")
-            log.warning("spool_file_refused", file=os.path.basename(path), error=str(exc))
-            _unlink(path)
+            self._set_aside(path, f"unreadable: {exc}", spool.attempts(path))
             results.append(True)
+            return
+        except OSError as exc:  # perhaps passing (no file descriptor left): tried again
+            self._failed_replay(path, f"unreadable: {type(exc).__name__}: {exc.strerror}", results)
             return
         try:
             reply = await self.ingest(request, live=False)
-        except Exception:
-            # A bug would fail this frame on every round: keep the file, stop retrying it.
-            log.exception("spool_replay_failed", file=os.path.basename(path))
-            self._stuck_spool.add(path)
+        except Exception as exc:  # a bug, which would fail this frame on every round
+            self._failed_replay(path, describe(exc), results)
             return
         if isinstance(reply, Ingested) or (isinstance(reply, Error) and reply.code == "invalid_payload"):
             _unlink(path)
             results.append(True)
+        elif isinstance(reply, Error) and reply.code == "event_failed":
+            self._failed_replay(path, reply.message, results)
+
+    def _failed_replay(self, path: str, reason: str, results: list[bool]) -> None:
+        """Count a failed replay of the frame at ``path``; set it aside after ``MAX_ATTEMPTS``."""
+        try:
+            path, count = spool.count_failure(path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:  # cannot rename it (a read-only spool): stop trying it until a restart
+            self._stuck_spool.add(path)
+            log.error("spool_replay_failed", file=os.path.basename(path), reason=reason, kept=exc.strerror)
+            return
+        if count < spool.MAX_ATTEMPTS:
+            log.warning("spool_replay_failed", file=os.path.basename(path), attempt=count, reason=reason)
+            return
+        self._set_aside(path, reason, count)
+        results.append(True)
+
+    def _set_aside(self, path: str, reason: str, attempts: int) -> None:
+        """Move the frame at ``path`` into the spool's ``failed/``: kept, no longer replayed."""
+        try:
+            moved = spool.move_aside(self.paths.spool_dir, path)
+        except OSError as exc:
+            self._stuck_spool.add(path)
+            log.error("spool_file_not_set_aside", file=os.path.basename(path), reason=reason, error=exc.strerror)
+            return
+        log.warning(
+            "spool_file_set_aside", file=os.path.basename(moved), to=os.path.dirname(moved), attempts=attempts,
+            reason=reason, fix="memctl spool retry (or: memctl spool delete)",
+        )  # fmt: skip
 
 
 def embedding_pending(state: str, backlog: int) -> bool:

@@ -28,11 +28,24 @@ from memd_client.doctor import (
     ModelFacts,
     ModelFileFacts,
     PathFacts,
+    Quarantined,
+    QuarantineFacts,
     SettingsFile,
     SpoolFacts,
 )
 
-CHECKS = ["config", "hooks", "daemon", "permissions", "database", "vector_index", "model", "spool", "disk"]
+CHECKS = [
+    "config",
+    "hooks",
+    "daemon",
+    "permissions",
+    "database",
+    "quarantine",
+    "vector_index",
+    "model",
+    "spool",
+    "disk",
+]
 
 
 def run_doctor(instance: Instance, *, cwd: str | None = None) -> tuple[int, list[dict[str, Any]]]:
@@ -447,6 +460,28 @@ def test_model_files_against_record_and_memd() -> None:
 def test_spool_being_taken_is_fine() -> None:
     (finding,) = doctor.check_spool(SpoolFacts("/s", 3, 2.0), daemon_up=True, log_file="/l")
     assert (finding.level, finding.message) == ("ok", "3 events wait in /s, the oldest for 2 s: memd is taking them")
+
+
+def test_quarantine_lists_ids_and_reasons_and_quiets_down_after_a_week() -> None:
+    now = 1_800_000_000.0
+    latest = (
+        Quarantined(now - 60, "Stop", "s1", 41, "summary", "ValueError", "ValueError in refresh_summary (w.py:9)"),
+        Quarantined(now - 90, "PostToolUse", "s1", None, "store", "IntegrityError", "refused"),
+    )
+    facts = QuarantineFacts("/d/memd.sqlite3", 3, {"summary": 1, "store": 1, "derive": 1}, latest)
+    (finding,) = doctor.check_quarantine(facts, now)
+    assert finding.level == "warn"
+    assert finding.message.startswith(
+        "3 events were not stored whole, each on its own (the rest of its batch was): 1 stored without their"
+        " tasks or working-set entry, 1 stored, but their session's summary or snapshot was not refreshed,"
+        " 1 not stored (their hooks spooled them: see the spool finding). Latest: "
+    )
+    assert "Stop (event 41) summary: ValueError: ValueError in refresh_summary (w.py:9)" in finding.message
+    assert "SELECT * FROM quarantine" in finding.fix
+    (old,) = doctor.check_quarantine(facts, now + 8 * 86400)
+    assert old.level == "ok" and old.message.startswith("none in the last 7 days; before: 3 events")
+    (none,) = doctor.check_quarantine(QuarantineFacts("/d", 0, {}, ()), now)
+    assert none == Finding("quarantine", "ok", "no event failed in memd's writer")
 
 
 @pytest.mark.parametrize(

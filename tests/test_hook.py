@@ -192,6 +192,49 @@ def test_corrupt_and_stale_spool_files_do_not_block_the_drain(instance: Instance
     assert instance.status().events == 1
     assert instance.status().rejected == 1
     assert not os.path.exists(stale)
+    # never an event: set aside at once, kept for the user to look at (doctor and memctl spool say so)
+    assert os.listdir(os.path.join(spool_dir, "failed")) == ["00000000000000000001-1-bad.frame"]
+    assert instance.status().spool_failed == 1
+    assert instance.stop() == 0
+
+
+def test_a_spooled_event_that_keeps_failing_is_set_aside_then_retried(instance: Instance) -> None:
+    import sqlite3
+
+    instance.configure("[daemon]\nspool_drain_interval = 0.1\n")
+    instance.start()
+    assert instance.stop() == 0  # the database exists, migrated
+    conn = sqlite3.connect(instance.paths.database)
+    conn.execute(  # a real SQLite failure for this one event, as a memd bug would give
+        "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN new.session_id = 's-bad'"
+        " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+    )
+    conn.close()
+    bad = json.dumps({**json.loads(payload(2)), "session_id": "s-bad"}).encode()
+    assert instance.hook("PostToolUse", payload(1)).returncode == 0  # spooled: the daemon is down
+    assert instance.hook("PostToolUse", bad).returncode == 0
+    aside = os.path.join(instance.paths.spool_dir, "failed")
+    instance.start()
+    instance.wait_for(lambda: not instance.spooled())
+    (name,) = os.listdir(aside)  # after 3 failed replays, counted in its name
+    assert name.endswith(".tries3.frame")
+    assert instance.status().events == 1 and instance.status().spool_failed == 1
+    assert instance.status().quarantined == 3  # each try, with its reason
+    assert "spool_file_set_aside" in instance.stderr() and "refused by the test" in instance.stderr()
+    listed = json.loads(instance.memctl("spool", "--json").stdout)
+    assert listed["pending"] == 0 and listed["failed"] == [name]
+    doctor = json.loads(instance.memctl("doctor", "--json").stdout)
+    (finding,) = [f for f in doctor["checks"] if f["name"] == "spool" and f["level"] == "warn"]
+    assert "1 spooled event was set aside" in finding["message"] and "memctl spool retry" in finding["fix"]
+    refused = instance.memctl("spool", "delete")  # not a terminal: refuses without --yes
+    assert refused.returncode == 1 and "--yes" in refused.stderr and os.listdir(aside) == [name]
+
+    conn = sqlite3.connect(instance.paths.database)
+    conn.execute("DROP TRIGGER refuse")  # the upgrade that fixes the cause
+    conn.close()
+    assert "put 1 frames back" in instance.memctl("spool", "retry").stdout
+    instance.wait_for(lambda: instance.status().events == 2)
+    assert os.listdir(aside) == [] and not instance.spooled()
     assert instance.stop() == 0
 
 

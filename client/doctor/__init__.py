@@ -14,10 +14,12 @@ the files (the database through a read-only connection); with memd up, it is ask
     permissions    runtime dir 0700, socket 0600, data, state and spool dirs 0700, the database
                    and spool files 0600, everything owned by you
     database       ``PRAGMA quick_check`` (~0.4 s for 100k events)
+    quarantine     events memd's writer could not store whole (their ids, stage and reason)
     vector_index   the usearch file against the ``vectors`` table: count and highest key
     model          the default model's files exist, with the sha256 their packages' RECORD
                    lists and memd expects
-    spool          frames waiting for the daemon, and the age of the oldest
+    spool          frames waiting for the daemon, and the age of the oldest; frames set aside
+                   in ``failed/`` after their replay kept failing
     disk           free space on the data dir's filesystem
 
 A finding has a level (ok, warn, error), a message saying what was found, and a fix:
@@ -43,12 +45,16 @@ from .store import (
     IndexFacts,
     ModelFacts,
     ModelFileFacts,
+    Quarantined,
+    QuarantineFacts,
     check_database,
     check_index,
     check_model,
+    check_quarantine,
     gather_database,
     gather_index,
     gather_model,
+    gather_quarantine,
 )
 from .system import PRIVATE as PRIVATE
 from .system import (
@@ -81,6 +87,8 @@ __all__ = [
     "ModelFacts",
     "ModelFileFacts",
     "PathFacts",
+    "QuarantineFacts",
+    "Quarantined",
     "SettingsFile",
     "SpoolFacts",
     "check_config",
@@ -91,6 +99,7 @@ __all__ = [
     "check_index",
     "check_model",
     "check_permissions",
+    "check_quarantine",
     "check_spool",
     "examine",
     "failed",
@@ -102,6 +111,7 @@ __all__ = [
     "gather_index",
     "gather_model",
     "gather_permissions",
+    "gather_quarantine",
     "gather_spool",
     "hook_argv",
     "render",
@@ -139,6 +149,7 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
     steps: list[tuple[str, Callable[[], list[Finding]]]] = [
         ("permissions", lambda: check_permissions(gather_permissions(paths), os.getuid(), _user())),
         ("database", lambda: check_database(gather_database(paths.database))),
+        ("quarantine", lambda: check_quarantine(gather_quarantine(paths.database), time.time())),
         ("vector_index", lambda: check_index(gather_index(paths, config), live, RESTART if up else START)),
         ("model", lambda: check_model(gather_model(config), python)),
         ("spool", lambda: check_spool(gather_spool(paths, time.time()), up, paths.log_file)),

@@ -9,7 +9,8 @@ Level = Literal["ok", "warn", "error"]
 
 class Finding(NamedTuple):
     name: str
-    """The check: config, hooks, daemon, permissions, database, vector_index, model, spool, disk.
+    """The check: config, hooks, daemon, permissions, database, quarantine, vector_index, model, spool,
+    disk.
     A check with several problems gives one finding for each."""
     level: Level
     message: str

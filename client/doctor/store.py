@@ -1,4 +1,4 @@
-"""The checks of what memd stores: the database, the vector index, the embedding model."""
+"""The checks of what memd stores: the database, the quarantine, the vector index, the embedding model."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from memd.config import Config
 from memd.protocol import EmbeddingStatus
 
 from ..paths import Paths
-from .findings import RESTART, START, Finding
+from .findings import RESTART, START, Finding, plural
 
 if TYPE_CHECKING:
     from memd.embed import ModelFile
@@ -83,6 +83,89 @@ def gather_database(path: str) -> DatabaseFacts:
 def _read_only(path: str) -> sqlite3.Connection:
     """A connection that cannot write, whether memd runs or not (WAL readers never block it)."""
     return sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True, timeout=2.0)
+
+
+# --- quarantine -------------------------------------------------------------------------
+
+
+class Quarantined(NamedTuple):
+    """One row of ``quarantine``: ids, what failed and why, never content."""
+
+    at: float
+    event: str
+    session_id: str | None
+    event_id: int | None
+    stage: str
+    error: str
+    reason: str
+
+
+class QuarantineFacts(NamedTuple):
+    database: str
+    total: int
+    """Rows in ``quarantine`` (the newest 10,000 are kept)."""
+    stages: dict[str, int]
+    """Rows per stage: ``derive``, ``summary``, ``snapshot`` (the event stored), ``store`` (not)."""
+    latest: tuple[Quarantined, ...]
+    """The newest few, newest first."""
+    unchecked: str = ""
+    """Why the database could not be read."""
+
+
+QUARANTINE_RECENT = 7 * 86400.0
+"""Events that failed longer ago than this are reported, not warned about: nothing clears the table."""
+QUARANTINE_SHOWN = 3
+
+
+def check_quarantine(facts: QuarantineFacts, now: float) -> list[Finding]:
+    if facts.unchecked:
+        return [Finding("quarantine", "warn", f"not checked: {facts.unchecked}", "see the database finding")]
+    if not facts.total:
+        return [Finding("quarantine", "ok", "no event failed in memd's writer")]
+    parts = []
+    if n := facts.stages.get("derive", 0):
+        parts.append(f"{n} stored without their tasks or working-set entry")
+    if n := facts.stages.get("summary", 0) + facts.stages.get("snapshot", 0):
+        parts.append(f"{n} stored, but their session's summary or snapshot was not refreshed")
+    if n := facts.stages.get("store", 0):
+        parts.append(f"{n} not stored (their hooks spooled them: see the spool finding)")
+    latest = "; ".join(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(q.at))} {q.event or '?'}"
+        f"{f' (event {q.event_id})' if q.event_id is not None else ''} {q.stage}: {q.error}: {q.reason}"
+        for q in facts.latest
+    )
+    were = "was" if facts.total == 1 else "were"
+    message = (
+        f"{plural(facts.total, 'event')} {were} not stored whole, each on its own (the rest of its batch"
+        f" was): {', '.join(parts)}. Latest: {latest}"
+    )
+    listing = f"sqlite3 -readonly {shlex.quote(facts.database)} 'SELECT * FROM quarantine ORDER BY id DESC'"
+    fix = f"a memd bug: please report it with these reasons (they hold no content); all of them: {listing}"
+    if now - facts.latest[0].at > QUARANTINE_RECENT:
+        return [Finding("quarantine", "ok", f"none in the last 7 days; before: {message}")]
+    return [Finding("quarantine", "warn", message, fix)]
+
+
+def gather_quarantine(path: str) -> QuarantineFacts:
+    if not os.path.exists(path):
+        return QuarantineFacts(path, 0, {}, ())
+    try:
+        conn = _read_only(path)
+        try:
+            stages = dict(conn.execute("SELECT stage, count(*) FROM quarantine GROUP BY stage").fetchall())
+            latest = conn.execute(
+                "SELECT at, event, session_id, event_id, stage, error, reason FROM quarantine ORDER BY id DESC LIMIT ?",
+                (QUARANTINE_SHOWN,),
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # a database memd has not migrated yet: nothing failed in it
+            return QuarantineFacts(path, 0, {}, ())
+        return QuarantineFacts(path, 0, {}, (), unchecked=str(exc))
+    except sqlite3.Error as exc:
+        return QuarantineFacts(path, 0, {}, (), unchecked=str(exc))
+    return QuarantineFacts(path, sum(stages.values()), stages, tuple(Quarantined(*row) for row in latest))
 
 
 # --- vector index -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from memd import __version__
 from memd.config import Config, ConfigError, load
 from memd.instance import holder, is_locked
 from memd.protocol import Ping, Pong, Status, StatusReport
-from memd.spool import pending
+from memd.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
 
 from ..paths import Paths
 from ..rpc import Client, DaemonError, DaemonUnavailable
@@ -180,11 +180,13 @@ def check_permissions(items: Iterable[PathFacts], uid: int, user: str) -> list[F
                 level, why = "error", "memd cannot use it"
             message = f"{item.role} {item.path} is {item.mode:04o}, not {expected:04o}: {why}"
             findings.append(Finding("permissions", level, message, f"chmod {expected:o} {shlex.quote(item.path)}"))
-    if spool_files:
-        first, directory = spool_files[0], os.path.dirname(spool_files[0].path)
-        are = "is" if len(spool_files) == 1 else "are"
+    by_directory: dict[str, list[PathFacts]] = {}
+    for item in spool_files:  # the spool and its failed/
+        by_directory.setdefault(os.path.dirname(item.path), []).append(item)
+    for directory, files in by_directory.items():
+        first, are = files[0], "is" if len(files) == 1 else "are"
         message = (
-            f"{plural(len(spool_files), 'spool file')} in {directory} {are} not 0600"
+            f"{plural(len(files), 'spool file')} in {directory} {are} not 0600"
             f" (e.g. {os.path.basename(first.path)}, {first.mode:04o}): {PRIVATE['spool file'][2]}"
         )
         findings.append(Finding("permissions", "error", message, f"chmod 600 {shlex.quote(directory)}/*.frame"))
@@ -203,8 +205,9 @@ def gather_permissions(paths: Paths) -> list[PathFacts]:
         ("database", paths.database),
         ("state dir", paths.state_dir),
         ("spool dir", paths.spool_dir),
+        ("spool dir", os.path.join(paths.spool_dir, FAILED_DIR)),
     ]
-    roles += [("spool file", path) for path in pending(paths.spool_dir)]
+    roles += [("spool file", path) for path in pending(paths.spool_dir) + failed(paths.spool_dir)]
     items = []
     for role, path in roles:
         try:
@@ -223,9 +226,15 @@ class SpoolFacts(NamedTuple):
     frames: int
     oldest_age: float
     """Seconds since the oldest frame was written."""
+    failed: tuple[str, ...] = ()
+    """Frames set aside in ``failed/``: their replay kept failing, or they can never be events."""
 
 
 def check_spool(facts: SpoolFacts, daemon_up: bool, log_file: str) -> list[Finding]:
+    return _check_waiting(facts, daemon_up, log_file) + _check_failed(facts, log_file)
+
+
+def _check_waiting(facts: SpoolFacts, daemon_up: bool, log_file: str) -> list[Finding]:
     if not facts.frames:
         return [Finding("spool", "ok", "empty: no event waits for the daemon")]
     wait = "waits" if facts.frames == 1 else "wait"
@@ -241,6 +250,21 @@ def check_spool(facts: SpoolFacts, daemon_up: bool, log_file: str) -> list[Findi
     return [Finding("spool", "ok", f"{waiting}: memd is taking them")]
 
 
+def _check_failed(facts: SpoolFacts, log_file: str) -> list[Finding]:
+    if not facts.failed:
+        return []
+    directory, one = os.path.dirname(facts.failed[0]), len(facts.failed) == 1
+    were, its, it, they = ("was", "its", "it", "it is") if one else ("were", "their", "them", "they are")
+    message = (
+        f"{plural(len(facts.failed), 'spooled event')} {were} set aside in {directory} (the newest:"
+        f" {os.path.basename(facts.failed[-1])}): {its} replay failed {MAX_ATTEMPTS} times, or {they} no hook"
+        f" event at all; memd no longer tries {it} and keeps the raw frames there, unfiltered, until you decide."
+        f" Why: the spool_file_set_aside lines in {log_file}, and the quarantine finding"
+    )
+    fix = "memctl spool retry (puts them back: after an upgrade that fixes the cause), or memctl spool delete"
+    return [Finding("spool", "warn", message, fix)]
+
+
 def gather_spool(paths: Paths, now: float) -> SpoolFacts:
     ages = []
     for path in pending(paths.spool_dir):
@@ -248,7 +272,7 @@ def gather_spool(paths: Paths, now: float) -> SpoolFacts:
             ages.append(now - os.stat(path).st_mtime)
         except FileNotFoundError:
             continue  # taken meanwhile
-    return SpoolFacts(paths.spool_dir, len(ages), max(ages, default=0.0))
+    return SpoolFacts(paths.spool_dir, len(ages), max(ages, default=0.0), tuple(failed(paths.spool_dir)))
 
 
 def _age(seconds: float) -> str:

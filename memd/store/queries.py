@@ -42,11 +42,11 @@ async def counts(conn: aiosqlite.Connection) -> dict[str, int]:
     row = await (
         await conn.execute(
             f"SELECT (SELECT count(*) FROM events WHERE {LOGGED}), (SELECT count(*) FROM sessions),"
-            " (SELECT count(*) FROM projects), (SELECT count(*) FROM rejections)"
+            " (SELECT count(*) FROM projects), (SELECT count(*) FROM rejections), (SELECT count(*) FROM quarantine)"
         )
     ).fetchone()
     assert row is not None
-    return dict(zip(("events", "sessions", "projects", "rejected"), row, strict=True))
+    return dict(zip(("events", "sessions", "projects", "rejected", "quarantined"), row, strict=True))
 
 
 async def redaction_totals(conn: aiosqlite.Connection) -> dict[str, int]:
