@@ -116,6 +116,19 @@ def test_mcp_content_array_and_unknown_tools_never_crash() -> None:
         assert result.title.startswith("Bash")
 
 
+def test_tool_search_is_low_importance_plumbing() -> None:
+    # Claude Code 2.1 loads a deferred tool's schema this way before the first TodoWrite
+    found = {"matches": ["TodoWrite"], "query": "select:TodoWrite", "total_deferred_tools": 21}
+    result = normalized(tool_payload("ToolSearch", {"query": "select:TodoWrite", "max_results": 5}, found))
+    assert (result.kind, result.tool, result.importance) == ("tool", "ToolSearch", 1)
+    assert result.title == "ToolSearch 'select:TodoWrite': TodoWrite"
+    assert result.meta == {"query": "select:TodoWrite", "matches": ["TodoWrite"]}
+    none = normalized(tool_payload("ToolSearch", {"query": "slack send"}, {"matches": [], "query": "slack send"}))
+    assert (none.title, none.importance) == ("ToolSearch 'slack send'", 1)
+    for weird in (None, 5, "text", [1, {"x": None}], {"matches": "TodoWrite"}):
+        assert normalized(tool_payload("ToolSearch", weird, weird)).importance == 1
+
+
 def test_todo_write_is_a_task_state_event() -> None:
     todos = [
         {"content": "Write tests", "status": "completed", "activeForm": "Writing tests"},

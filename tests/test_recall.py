@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -297,6 +298,26 @@ def test_an_empty_project_gets_no_context(daemon: Instance) -> None:
     os.makedirs(cwd)
     assert hook(daemon, "SessionStart", "s1", cwd, source="startup") == ""
     assert hook(daemon, "UserPromptSubmit", "s1", cwd, prompt="how do we deploy?") == ""
+
+
+def test_tool_search_is_plumbing_not_an_important_memory(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/proj"
+    os.makedirs(cwd)
+    now = time.time()
+    send(daemon, "UserPromptSubmit", now, "sess-ts1", cwd, prompt="Track the release checklist as tasks.")
+    send(
+        daemon, "PostToolUse", now + 1, "sess-ts1", cwd, tool_name="ToolSearch", tool_use_id="toolu_ts",
+        tool_input={"query": "select:TodoWrite", "max_results": 5},
+        tool_response={"matches": ["TodoWrite"], "query": "select:TodoWrite", "total_deferred_tools": 21},
+    )  # fmt: skip
+    send(daemon, "Stop", now + 2, "sess-ts1", cwd, last_assistant_message="The checklist is now a task list.")
+    ((searched, importance),) = daemon.query("SELECT id, importance FROM events WHERE tool = 'ToolSearch'")
+    assert importance == 1
+    working = [row[0] for row in daemon.query("SELECT event_id FROM working_set")]
+    assert working and searched not in working  # the prompt and the reply are in it
+    context = hook(daemon, "SessionStart", "sess-ts2", cwd, source="startup")
+    assert "Important:\n" in context and "Track the release checklist as tasks." in context
+    assert "ToolSearch" not in context and "select:TodoWrite" not in context
 
 
 PROMPT_CONTEXT = """\

@@ -366,6 +366,29 @@ def exit_plan_mode(inp: dict[str, Any], out: Any, limits: Limits) -> ToolView:
     )
 
 
+# --- harness plumbing ---------------------------------------------------------------------
+
+
+def tool_search(inp: dict[str, Any], out: Any, limits: Limits) -> ToolView:
+    """Claude Code 2.1 loads a deferred tool's schema with a ToolSearch call
+    (``{"query": "select:TodoWrite", "max_results": 5}``): harness plumbing, not work, so
+    low importance: never among a SessionStart's important memories nor in the working set."""
+    query = string(inp.get("query"))
+    matches = _dict(out).get("matches")  # {"matches": [...], "query": ..., "total_deferred_tools": 21}
+    names = [m for m in matches if isinstance(m, str)] if isinstance(matches, list) else []
+    meta: dict[str, Any] = {"query": query}
+    if names:
+        meta["matches"] = names[:LIST_MAX]
+    found = f": {', '.join(names[:5])}{'…' if len(names) > 5 else ''}" if names else ""
+    return ToolView(
+        subject=shorten(query, 80),
+        title=f"ToolSearch '{shorten(query, 60)}'{found}",
+        text=join(query, "\n".join(names[:LIST_MAX])),
+        meta=meta,
+        importance=LOW,
+    )
+
+
 def mcp(tool: str, inp: dict[str, Any], out: Any, limits: Limits) -> ToolView:
     _, server, name = [*tool.split("__", 2), "", ""][:3]
     response = "\n".join(_strings(out))
@@ -408,6 +431,7 @@ TOOLS: dict[str, Normalizer] = {
     "Skill": skill,
     "AskUserQuestion": ask_user,
     "ExitPlanMode": exit_plan_mode,
+    "ToolSearch": tool_search,
 }
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"})
