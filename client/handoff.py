@@ -82,11 +82,12 @@ def _uint(n: int) -> bytes:
     return bytes((n,)) if n < 0x80 else b"\xcf" + n.to_bytes(8, "big")
 
 
-def ingest_frame(event: str, payload: bytes, size: int, truncated: bool) -> bytes:
+def ingest_frame(event: str, payload: bytes, size: int, truncated: bool, position: str = "") -> bytes:
     """The ``Ingest`` request of memd/protocol.py, msgpack-encoded and length-prefixed."""
     body = b"".join(
         (
-            b"\x87",  # a map of 7 entries
+            b"\x88" if position else b"\x87",  # a map of 8 or 7 entries
+            _str("position") + _str(position) if position else b"",
             _str("op"), _str("ingest"),
             _str("v"), _uint(PROTOCOL_VERSION),
             _str("event"), _str(event),
@@ -97,6 +98,50 @@ def ingest_frame(event: str, payload: bytes, size: int, truncated: bool) -> byte
         )
     )  # fmt: skip
     return len(body).to_bytes(4, "big") + body
+
+
+TRANSCRIPT_TAIL = 64 * 1024
+"""Bytes at the end of the transcript searched for its last record's uuid."""
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+"""Events with an id of their own (``tool_use_id``): they need no ``position``."""
+
+
+def transcript_position(payload: bytes) -> str:
+    """The uuid of the last record of the session's transcript as the hook fires, or "".
+
+    Two compactions in one prompt fire byte-identical SessionStart(compact) and PreCompact
+    payloads; where the transcript stood tells them apart (``Ingest.position``), and a
+    replay of the same frame, or a second registration of the same hook, still agrees.
+    Plain byte searches: ``re`` and ``json`` would cost the client milliseconds of imports.
+    """
+    found = payload.find(b'"transcript_path"')
+    if found < 0:
+        return ""
+    start = payload.find(b'"', payload.find(b":", found + 17) + 1)
+    end = payload.find(b'"', start + 1)
+    path = payload[start + 1 : end]
+    if start < 0 or end < 0 or not path or b"\\" in path:  # an escaped path is too rare to decode here
+        return ""
+    try:
+        fd = posix.open(path, posix.O_RDONLY)
+    except OSError:  # a new session has no transcript yet
+        return ""
+    try:
+        posix.lseek(fd, max(0, posix.fstat(fd).st_size - TRANSCRIPT_TAIL), 0)
+        tail = posix.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return ""
+    finally:
+        posix.close(fd)
+    at = len(tail)
+    while (at := tail.rfind(b'"uuid":"', 0, at)) >= 0:
+        if at and tail[at - 1] == 0x5C:  # \"uuid\": inside a string of some record, not a key
+            continue
+        end = tail.find(b'"', at + 8)
+        uuid = tail[at + 8 : end]
+        if 0 < len(uuid) <= 64:
+            return uuid.decode("ascii", "replace")
+    return ""
 
 
 class _Reader:
@@ -443,7 +488,8 @@ def run(argv: list[str]) -> None:
     if not payload or payload.isspace():
         progress.safe = True
         return  # Claude Code sometimes sends nothing: there is no event to keep.
-    progress.frame = frame = ingest_frame(event, payload, size, truncated=size > len(payload))
+    position = transcript_position(payload) if event not in _TOOL_EVENTS else ""
+    progress.frame = frame = ingest_frame(event, payload, size, truncated=size > len(payload), position=position)
     env = paths.environ()
     progress.where = where = paths.resolve(socket=socket_flag, env=env)
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ import msgspec
 from memd.protocol import ExportedEvent, Import, Imported, ImportEvent, Restore
 
 from .rpc import Client
-from .transcripts import HookEvent, Reader, hook_events
+from .transcripts import HookEvent, Reader, fork_copies, hook_events, uuid_of
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -197,8 +197,9 @@ def import_files(
         batch: list[ImportEvent] = []
         size = 0
         sessions: set[str] = set()
+        copied = _fork_copies(path) if not agent_type else set()
         with open(path, "rb") as f:
-            for hook in hook_events(reader.records_of(f), agent_type):
+            for hook in hook_events(reader.records_of(f), agent_type, copied):
                 if since is not None and hook.at_ns < since * 1e9:
                     continue
                 sessions.add(hook.payload["session_id"])
@@ -222,6 +223,24 @@ def import_files(
             on_file()
     progress.done()
     return totals
+
+
+def _fork_copies(path: str) -> set[str]:
+    """The uuids of the records a fork's transcript copied from its parent (none for others)."""
+    session = os.path.basename(path).removesuffix(".jsonl")
+    with open(path, "rb") as f:
+        parent, copied = fork_copies(f, session)
+    if parent:
+        try:
+            with open(os.path.join(os.path.dirname(path), f"{parent}.jsonl"), "rb") as f:
+                copied |= _uuids(f)  # every record of the parent
+        except OSError:  # the parent's transcript is gone: the copies before its last reply are known
+            pass
+    return copied
+
+
+def _uuids(lines: Iterable[bytes]) -> set[str]:
+    return {uuid for line in lines if (uuid := uuid_of(line))}
 
 
 def _item(hook: HookEvent, encode: Callable[[Any], bytes]) -> ImportEvent:

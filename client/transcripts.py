@@ -8,20 +8,24 @@ order, and yields what Claude Code's hooks would have sent for them, so that imp
 through the daemon's one capture path (privacy filter, normalizer, store) like live
 events:
 
-- a typed prompt → ``UserPromptSubmit`` (a slash command as ``/name args``; harness
-  records, ``isMeta``, local-command output and interruption notes are not prompts);
+- a typed prompt → ``UserPromptSubmit`` with its ``prompt_id`` (a slash command as
+  ``/name args``; harness records, ``isMeta``, local-command output and interruption
+  notes are not prompts, and neither is a command Claude Code ran itself, such as
+  ``/compact`` or ``/model``: its output record follows it, and no hook fired for it);
 - a tool call with its result → ``PostToolUse`` (``tool_response`` is the record's
   ``toolUseResult``, the same object the hook gets), or ``PostToolUseFailure`` with the
   error text; a call the user refused fires neither, as live;
-- the last assistant text of a turn → ``Stop`` (``last_assistant_message``), or
-  ``SubagentStop`` in a subagent's transcript;
+- the last assistant text of a turn → ``Stop`` (``last_assistant_message``, the turn's
+  ``prompt_id``), or ``SubagentStop`` in a subagent's transcript;
 - a compaction (``compact_boundary`` and the ``isCompactSummary`` record) → ``PostCompact``.
 
 Each event carries the record's own time, session and ``cwd`` (the directory slug is
-lossy), and ``import_uuid``, the uuid of the record it came from: the daemon's
-idempotency key hashes the payload, so importing a file twice stores nothing new.
-Tool events keep live capture's key (session + ``tool_use_id``), so a call captured live
-is not stored again.
+lossy), and ``import_uuid``, the uuid of the record it came from.  The daemon keys an
+event by the ids Claude Code gives it (``tool_use_id``, ``prompt_id``, ``agent_id``, the
+compaction summary's body), the same live and imported, so an event captured live, or
+imported before, is not stored again.  A fork's transcript starts with copies of its
+parent's records (``fork_copies`` finds them): they are the parent's events, not the
+fork's, and ``hook_events`` leaves them out.
 
 Memory stays bounded whatever the file's size: one line at a time, the current turn's
 last text, and the tool calls still waiting for their result (a few at a time; capped).
@@ -39,7 +43,7 @@ import msgspec
 
 from memd.surrogates import repair_lone_surrogates
 
-__all__ = ["HookEvent", "Reader", "hook_events"]
+__all__ = ["HookEvent", "Reader", "fork_copies", "hook_events", "uuid_of"]
 
 MAX_PENDING_TOOLS = 1000
 """Tool calls kept waiting for their result; an older one whose result never came is dropped."""
@@ -47,7 +51,8 @@ LONE_SURROGATES = "memd_lone_surrogates"
 """Set on a record (and the events made of it): how many lone surrogates were replaced.
 The daemon's capture reads the same field (``memd.capture.prepare.LONE_SURROGATES``)."""
 REFUSED = "The user doesn't want to proceed with this tool use"
-_NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "[Request interrupted")
+_LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>")
+_NOT_PROMPTS = (*_LOCAL_OUTPUT, "<local-command-caveat>", "[Request interrupted")
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 
@@ -145,17 +150,66 @@ class _Session:
     last_uuid: str = ""
     last_repaired: int = 0
     compact_trigger: str = ""
+    prompt_id: str = ""
+    """The current turn's prompt (its Stop carries it)."""
+    command: tuple[HookEvent, dict[str, Any]] | None = None
+    """A slash command's prompt (and its record's session fields), held until the next record
+    says whether Claude Code ran it itself (its output follows) or sent it to the model."""
 
 
-def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iterator[HookEvent]:
+def fork_copies(lines: Iterable[bytes], session_id: str) -> tuple[str, set[str]]:
+    """(The parent session, the uuids of the records copied from it) of a fork's transcript
+    (``--fork-session``), or ("", empty) for any other.
+
+    A fork's transcript opens with its parent's records, uuids kept and ``sessionId``
+    rewritten; the copied assistant records keep ``requestSessionId``, the parent's.  The
+    copies are every record up to the last of those (the parent's own transcript, when it is
+    still there, names any past it: ``hook_events`` is given both).
+    """
+    parent, uuids, copied = "", [], set()
+    for line in lines:
+        uuid = uuid_of(line)
+        if uuid:
+            uuids.append(uuid)
+        if b'"requestSessionId"' not in line:
+            continue
+        try:
+            record = msgspec.json.decode(line)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            continue
+        request = record.get("requestSessionId") if isinstance(record, dict) else None
+        if isinstance(request, str) and request and request != session_id:
+            parent = request
+            copied.update(uuids)
+            uuids.clear()
+    return parent, copied
+
+
+def uuid_of(line: bytes) -> str:
+    """The record's own uuid, read without decoding the line (only a record's key is unescaped)."""
+    at = line.find(b'"uuid":"')
+    while at > 0 and line[at - 1] == 0x5C:
+        at = line.find(b'"uuid":"', at + 1)
+    if at < 0:
+        return ""
+    end = line.find(b'"', at + 8)
+    return line[at + 8 : end].decode("ascii", "replace") if end > at else ""
+
+
+def hook_events(
+    records: Iterable[dict[str, Any]], agent_type: str = "", copied: frozenset[str] | set[str] = frozenset()
+) -> Iterator[HookEvent]:
     """The hook events of a transcript's records, in order.  ``agent_type``: this is a
-    subagent's transcript (its turns end in ``SubagentStop``)."""
+    subagent's transcript (its turns end in ``SubagentStop``).  ``copied``: uuids of records
+    to leave out, a fork's copies of its parent's (``fork_copies``)."""
     state = _Session()
     base: dict[str, Any] = {}
     for record in records:
         kind = record.get("type")
         at = _time_ns(record)
         if kind not in ("user", "assistant", "system") or at is None:
+            continue
+        if copied and record.get("uuid") in copied:
             continue
         session = record.get("sessionId")
         if not isinstance(session, str) or not session:
@@ -173,6 +227,11 @@ def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iter
             continue
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if state.command is not None:
+            if kind == "user" and _text(content).lstrip().startswith(_LOCAL_OUTPUT):
+                state.command = None  # Claude Code ran it itself (/compact, /model): no prompt, no hook
+            else:
+                yield from _prompt(state, *state.command, agent_type)
         if kind == "assistant":
             _assistant(state, content, at, uuid, repaired)
             continue
@@ -187,9 +246,25 @@ def hook_events(records: Iterable[dict[str, Any]], agent_type: str = "") -> Iter
             continue
         prompt = prompt_of(content)
         if prompt is not None:
-            yield from _end_turn(state, base, agent_type)
-            yield HookEvent("UserPromptSubmit", _marked({**base, "prompt": prompt, "import_uuid": uuid}, repaired), at)
+            payload = {**base, "prompt": prompt, "import_uuid": uuid}
+            if isinstance(record.get("promptId"), str) and record["promptId"]:
+                payload["prompt_id"] = record["promptId"]
+            event = HookEvent("UserPromptSubmit", _marked(payload, repaired), at)
+            if _COMMAND.search(_text(content)):
+                state.command = event, base  # the next record tells whether it was sent to the model
+            else:
+                yield from _prompt(state, event, base, agent_type)
+    if state.command is not None:
+        yield from _prompt(state, *state.command, agent_type)
     yield from _end_turn(state, base, agent_type)
+
+
+def _prompt(state: _Session, event: HookEvent, base: dict[str, Any], agent_type: str) -> Iterator[HookEvent]:
+    """A new turn: the last one's end, then its prompt."""
+    state.command = None
+    yield from _end_turn(state, base, agent_type)
+    state.prompt_id = event.payload.get("prompt_id", "")
+    yield event
 
 
 def _marked(payload: dict[str, Any], repaired: int) -> dict[str, Any]:
@@ -244,5 +319,7 @@ def _end_turn(state: _Session, base: dict[str, Any], agent_type: str) -> Iterato
     )
     if not agent_type:
         payload["stop_hook_active"] = False
+        if state.prompt_id:
+            payload["prompt_id"] = state.prompt_id
     yield HookEvent(event, payload, state.last_text_at)
     state.last_text = ""

@@ -176,6 +176,11 @@ class Ingest(Request):
     payload: bytes
     truncated: bool = False
     size: int = 0
+    position: str = ""
+    """The uuid of the last record in the session's transcript when the hook fired (the hook
+    client reads it; "" for tool events, which have ids of their own, and when there is no
+    transcript).  Part of the idempotency key of an event without an id of its own: Claude
+    Code fires byte-identical SessionStart(compact) payloads for two compactions in one prompt."""
 
 
 class Ping(Request):

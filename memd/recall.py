@@ -42,6 +42,8 @@ import sys
 import time
 from typing import Final
 
+import msgspec
+
 from .capture import NewEvent
 from .cite import CITATION_RE, align
 from .config import Config
@@ -137,6 +139,15 @@ class NotFound(Exception):
 
 def _not_found(ref: str) -> NotFound:
     return NotFound(f"no memory {ref!r}: use an id from search results (mem:Ab3xY9, or an event number)")
+
+
+def _replied_at(event: NewEvent) -> float | None:
+    """When the session this one continues last replied (a fork's or a resume's SessionStart)."""
+    try:
+        since = msgspec.json.decode(event.meta).get("since_last_response")
+    except (msgspec.DecodeError, AttributeError):
+        return None
+    return event.client_ts - since if isinstance(since, int | float) and not isinstance(since, bool) else None
 
 
 class Recall:
@@ -290,17 +301,23 @@ class Recall:
         source = event.session.get("source", "startup")
         reason = f"{source}: endless mode is off" if not await self.endless() else f"{source}: nothing to carry on"
         if await self.endless() and event.session_id:
-            block, reason = await self._carry_on(event.session_id, root, project_id, source)
+            block, reason = await self._carry_on(event.session_id, root, project_id, source, _replied_at(event))
             if block:
                 return block
         return await self._standard(event.session_id, root, project_id, reason)
 
-    async def _carry_on(self, session: str, root: str, project_id: int, source: str) -> tuple[str, str]:
-        """(the continuation block, or ``""`` and why the standard block is given instead)."""
+    async def _carry_on(
+        self, session: str, root: str, project_id: int, source: str, replied_at: float | None
+    ) -> tuple[str, str]:
+        """(the continuation block, or ``""`` and why the standard block is given instead).
+        ``replied_at``: when the session a fork was made of last replied, if Claude Code said."""
         now = time.time()
         run = self.store.readers.run
         if source in ("compact", "resume", "fork"):
-            of = session if source != "fork" else await run(state.latest_session, project_id, session)
+            of: str | None = session
+            if source == "fork":
+                parent = await run(state.forked_from, project_id, session, replied_at) if replied_at else None
+                of = parent or await run(state.latest_session, project_id, session)
             if of is None:
                 return "", f"{source}: no earlier session to carry on"
             snapshot = await run(state.fresh, of, project_id, now)

@@ -40,6 +40,16 @@ def hook_fixtures() -> list[Path]:
     return files
 
 
+NOT_STORED = frozenset({"hook_SubagentStop__compaction.json"})
+"""Fixtures memd receives and does not store: the compaction agent's stop (the PostCompact
+event stores its summary)."""
+
+
+def stored_fixtures() -> list[Path]:
+    """The hook fixtures memd stores an event for."""
+    return [p for p in hook_fixtures() if p.name not in NOT_STORED]
+
+
 class Instance:
     """One isolated memd: its environment, paths, and (when started) its process."""
 

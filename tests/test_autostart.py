@@ -53,7 +53,7 @@ def stored_keys(inst: Instance) -> list[str]:
 
 
 def expected_keys(numbers: range) -> list[str]:
-    return sorted(f"PostToolUse:sess-autostart:tool:toolu_autostart_{n:03d}" for n in numbers)
+    return sorted(f"PostToolUse:tool:toolu_autostart_{n:03d}" for n in numbers)
 
 
 def daemon_pids(inst: Instance) -> set[int]:

@@ -36,6 +36,9 @@ def load(name: str) -> bytes:
 @pytest.mark.parametrize("path", hook_fixtures(), ids=lambda p: p.name)
 def test_every_real_payload_prepares(path) -> None:  # type: ignore[no-untyped-def]
     raw = path.read_bytes()
+    if path.name == "hook_SubagentStop__compaction.json":  # the PostCompact event stores its summary
+        assert isinstance(CAPTURE.prepare(envelope(raw, "Ignored"), 0), Skipped)
+        return
     event = prepare(envelope(raw, "Ignored"), time.time())
     data = json.loads(raw)
     assert event.event == data["hook_event_name"]
@@ -73,6 +76,68 @@ def test_tool_use_id_key_ignores_payload_differences() -> None:
     first = prepare(envelope(json.dumps(raw).encode()), 0)
     second = prepare(envelope(json.dumps(again).encode()), 0)
     assert first.idem_key == second.idem_key
+
+
+def _raw(**payload: object) -> bytes:
+    return json.dumps({"session_id": "s1", "cwd": "/p", "transcript_path": "/t.jsonl", **payload}).encode()
+
+
+def test_identical_payloads_fired_at_two_places_in_the_transcript_are_two_events() -> None:
+    # Two automatic compactions in one prompt: Claude Code fires byte-identical payloads.
+    raw = _raw(hook_event_name="SessionStart", source="compact", prompt_id="p1", model="m")
+    first, again = (prepare(envelope(raw, position="uuid-a"), 0) for _ in range(2))
+    second = prepare(envelope(raw, position="uuid-b"), 0)
+    assert first.idem_key == again.idem_key != second.idem_key  # a replay, a second registration: one
+    assert prepare(envelope(raw), 0).idem_key not in (first.idem_key, second.idem_key)
+
+
+def test_prompts_and_stops_are_keyed_by_prompt_id_however_they_arrive() -> None:
+    live = _raw(hook_event_name="UserPromptSubmit", prompt_id="p1", prompt="fix it", permission_mode="default")
+    imported = _raw(hook_event_name="UserPromptSubmit", prompt_id="p1", prompt="fix it", import_uuid="u1")
+    assert (
+        prepare(envelope(live), 0).idem_key
+        == prepare(envelope(imported), 0).idem_key
+        == "UserPromptSubmit:s1:prompt:p1"
+    )
+    stop = _raw(hook_event_name="Stop", prompt_id="p1", last_assistant_message="Fixed.", stop_hook_active=False)
+    stop_imported = _raw(hook_event_name="Stop", prompt_id="p1", last_assistant_message="Fixed.", import_uuid="u2")
+    assert prepare(envelope(stop, position="u9"), 0).idem_key == prepare(envelope(stop_imported), 0).idem_key
+    # A Stop hook sent the turn back: its second Stop is another event.
+    again = _raw(hook_event_name="Stop", prompt_id="p1", last_assistant_message="Fixed, really.", stop_hook_active=True)
+    assert prepare(envelope(again), 0).idem_key != prepare(envelope(stop), 0).idem_key
+
+
+def test_a_tool_call_has_one_key_in_any_session() -> None:
+    # A fork's transcript copies its parent's calls under the fork's session id.
+    call = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {}}
+    parent, fork = prepare(envelope(_raw(**call)), 0), prepare(envelope(_raw(**{**call, "session_id": "s2"})), 0)
+    assert parent.idem_key == fork.idem_key == "PostToolUse:tool:toolu_1"
+
+
+LIVE_SUMMARY = (
+    "<analysis>Scratch work.</analysis>\n<summary>1. Primary Request: fix the login test.\n2. Pending: CI.</summary>"
+)
+TRANSCRIPT_SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of context. The summary below"
+    " covers the earlier portion of the conversation.\n\n<system-reminder>\n<tools-used-before-summary>Bash"
+    "</tools-used-before-summary>\n</system-reminder>\nSummary:\n1. Primary Request: fix the login test.\n"
+    "2. Pending: CI.\n\nIf you need specific details from before compaction (like exact code snippets), read"
+    " the full transcript at: /t.jsonl\nContinue the conversation from where it left off."
+)
+
+
+def test_a_compaction_summary_is_its_body_with_one_key_live_or_imported() -> None:
+    live = prepare(envelope(_raw(hook_event_name="PostCompact", trigger="auto", compact_summary=LIVE_SUMMARY)), 0)
+    imported = prepare(
+        envelope(_raw(hook_event_name="PostCompact", trigger="auto", compact_summary=TRANSCRIPT_SUMMARY)), 0
+    )
+    assert live.text == imported.text == "1. Primary Request: fix the login test.\n2. Pending: CI."
+    assert live.idem_key == imported.idem_key and ":summary:" in live.idem_key
+    # The compaction agent's stop carries the same summary: the PostCompact event stores it.
+    agent = _raw(hook_event_name="SubagentStop", agent_id="a1", agent_type="", last_assistant_message=LIVE_SUMMARY)
+    assert isinstance(CAPTURE.prepare(envelope(agent), 0), Skipped)
+    helper = _raw(hook_event_name="SubagentStop", agent_id="a2", agent_type="", last_assistant_message="Title: x")
+    assert isinstance(CAPTURE.prepare(envelope(helper), 0), NewEvent)  # another internal agent: kept
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"[1, 2]", b'"text"', b"{", b"\xff\xfe"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import Instance, hook_fixtures
+from conftest import Instance, hook_fixtures, stored_fixtures
 
 from memd.protocol import (
     MAX_FRAME,
@@ -168,7 +168,8 @@ def test_sigterm_finishes_in_flight_requests_and_exits_zero(daemon: Instance) ->
     assert daemon.stop() == 0
     assert time.monotonic() - started < 10
     idle.close()
-    assert len(daemon.query("SELECT id FROM events WHERE kind NOT IN ('session_summary', 'snapshot')")) == len(fixtures)
+    stored = daemon.query("SELECT id FROM events WHERE kind NOT IN ('session_summary', 'snapshot')")
+    assert len(stored) == len(stored_fixtures())
     log = [json.loads(line) for line in Path(daemon.paths.log_file).read_text().splitlines()]
     assert [e["event"] for e in log if e["event"] in ("serving", "shutting_down", "stopped")] == [
         "serving",

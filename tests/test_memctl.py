@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import Instance, hook_fixtures
+from conftest import Instance, hook_fixtures, stored_fixtures
 
 
 def test_not_running_is_one_clear_line_and_exit_1(instance: Instance) -> None:
@@ -40,7 +40,7 @@ def test_daemon_start_status_and_stop(instance: Instance) -> None:
     data = json.loads(instance.memctl("status", "--json").stdout)
     assert data["running"] is True
     assert {"version", "events", "spool_backlog", "sessions", "latency_ms"} <= data.keys()
-    assert data["events"] == len(hook_fixtures())
+    assert data["events"] == len(stored_fixtures())
     assert data["latency_ms"]["ingest"]["count"] == len(hook_fixtures())
     human = instance.memctl("status").stdout
     assert f"events:        {data['events']} in" in human

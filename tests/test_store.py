@@ -104,6 +104,41 @@ def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  
     assert conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone() == (citation_id(51),)
 
 
+def test_migration_9_keys_tool_calls_prompts_and_stops_by_claude_codes_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from memd.cite import citation_id
+
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    for migration in MIGRATIONS[:8]:  # a database as the previous release left it
+        conn.executescript(f"BEGIN;\n{migration.sql}\nCOMMIT;")
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
+    conn.executemany("INSERT INTO schema_migrations VALUES (?, ?, 0)", [(m.version, m.name) for m in MIGRATIONS[:8]])
+    rows = [
+        ("PostToolUse:s1:tool:toolu_1", "PostToolUse", "s1", {"tool_use_id": "toolu_1"}),
+        ("PostToolUse:s2:tool:toolu_1", "PostToolUse", "s2", {"tool_use_id": "toolu_1"}),  # a fork's copy: kept
+        ("UserPromptSubmit:s1:ab12", "UserPromptSubmit", "s1", {"prompt_id": "p1", "prompt": "go"}),
+        ("Stop:s1:cd34", "Stop", "s1", {"prompt_id": "p1", "stop_hook_active": False}),
+        ("Stop:s1:ef56", "Stop", "s1", {"prompt_id": "p1", "stop_hook_active": True}),  # the turn's second
+        ("UserPromptSubmit:s1:0a0b", "UserPromptSubmit", "s1", {"prompt": "older Claude Code"}),
+    ]
+    conn.executemany(
+        "INSERT INTO events (idem_key, event, session_id, kind, title, text, payload, importance, client_ts,"
+        " received_at, size) VALUES (?, ?, ?, 'tool', 't', 'x', ?, 2, 0, 0, 1)",
+        [(key, name, session, json.dumps(payload)) for key, name, session, payload in rows],
+    )
+    assert [m.version for m in migrate(conn)] == [m.version for m in MIGRATIONS[8:]]
+    assert [r[0] for r in conn.execute("SELECT idem_key FROM events ORDER BY id")] == [
+        "PostToolUse:tool:toolu_1",
+        "PostToolUse:s2:tool:toolu_1",
+        "UserPromptSubmit:s1:prompt:p1",
+        "Stop:s1:prompt:p1",
+        "Stop:s1:ef56",
+        "UserPromptSubmit:s1:0a0b",
+    ]
+
+
 def _connect(tmp_path) -> sqlite3.Connection:  # type: ignore[no-untyped-def]
     conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None, check_same_thread=False)
     migrate(conn)

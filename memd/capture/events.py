@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from ..config import CaptureConfig
+from .compaction import summary_body
 from .tasks import TASK_TOOLS, task_view
 from .text import first_line, join, shorten, string
 from .tools import FILE_TOOLS, HIGH, LOW, MEDIUM, Limits, is_trivial_command, view
@@ -82,13 +83,19 @@ def _with(meta: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 def session_start(p: dict[str, Any], config: CaptureConfig) -> Normalized:
+    """``seconds_since_last_response`` (2.1, resume and fork) is kept: a fork's SessionStart names
+    no parent, but its parent is the session that replied that long ago."""
     source, model = string(p.get("source")) or "startup", string(p.get("model"))
+    since = p.get("seconds_since_last_response")
     return Normalized(
         kind="session_start",
         title=f"Session started ({source})" + (f" · {model}" if model else ""),
         text=join(source, model),
-        meta=_with({"source": source}, model=model),
-    )
+        meta=_with(
+            {"source": source}, model=model,
+            since_last_response=since if isinstance(since, int | float) and not isinstance(since, bool) else None,
+        ),
+    )  # fmt: skip
 
 
 def prompt(p: dict[str, Any], config: CaptureConfig) -> Normalized:
@@ -164,7 +171,9 @@ def pre_compact(p: dict[str, Any], config: CaptureConfig) -> Normalized:
 
 
 def post_compact(p: dict[str, Any], config: CaptureConfig) -> Normalized:
-    trigger, summary = string(p.get("trigger")) or "auto", string(p.get("compact_summary"))
+    """The summary's body only: the model's ``<analysis>`` is its scratchpad, and Claude Code's
+    framing around the transcript's copy is instructions to the model (``compaction``)."""
+    trigger, summary = string(p.get("trigger")) or "auto", summary_body(string(p.get("compact_summary")))
     return Normalized(
         kind="compact_summary",
         title=f"Compaction summary ({trigger})",
@@ -202,8 +211,10 @@ def subagent_start(p: dict[str, Any], config: CaptureConfig) -> Normalized:
     )
 
 
-def subagent_stop(p: dict[str, Any], config: CaptureConfig) -> Normalized:
+def subagent_stop(p: dict[str, Any], config: CaptureConfig) -> Normalized | Skipped:
     name, message = _agent_name(p), string(p.get("last_assistant_message"))
+    if name == "internal" and "<summary>" in message:
+        return Skipped("the compaction agent: its summary is the PostCompact event's")
     return Normalized(
         kind="subagent_stop",
         title=f"Subagent {name} finished: {shorten(first_line(message), 70)}"

@@ -5,10 +5,11 @@ The steps, in order, each a plain function:
 1. parse the payload (``parse_payload``): Claude Code's stdin is one JSON object; a
    payload the hook client truncated at its size cap keeps only the fields that can
    be read from its head and tail (``salvage_fields``);
-2. derive the idempotency key (``idempotency_key``) from the raw bytes: event +
-   session + ``tool_use_id`` where present, else the sha256 of the payload, so a hook
-   that fires twice stores one row while PreToolUse/PostToolUse of one call stay
-   distinct;
+2. derive the idempotency key (``idempotency_key``): the event's own id where Claude
+   Code gives one, the same whether the event comes live, from the spool, from
+   ``memctl import`` or copied into a fork's transcript; else the sha256 of the payload
+   and where the transcript stood (``Ingest.position``), so a hook that fires twice
+   stores one row while two compactions in one prompt stay two;
 3. filter private content and secrets out of the whole payload (``memd.privacy``):
    nothing after this step sees the unfiltered text;
 4. normalize (``events.normalize``): kind, tool, title, text, meta, importance, or
@@ -28,6 +29,7 @@ from ..config import CaptureConfig
 from ..privacy import Privacy, Redactions
 from ..protocol import Ingest
 from ..surrogates import repair_lone_surrogates
+from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
 from .text import clip_strings
 
@@ -174,14 +176,40 @@ def parse_payload(ingest: Ingest) -> dict[str, Any]:
     return payload
 
 
-def idempotency_key(event: str, payload: dict[str, Any], raw: bytes) -> str:
-    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
-    tool_use_id = payload.get("tool_use_id")
-    if isinstance(tool_use_id, str) and tool_use_id:
-        discriminator = f"tool:{tool_use_id}"
-    else:
-        discriminator = hashlib.sha256(raw).hexdigest()
-    return f"{event}:{session}:{discriminator}"
+def idempotency_key(event: str, payload: dict[str, Any], raw: bytes, position: str = "") -> str:
+    """One event, one key, however it reaches memd.
+
+    - a tool call: ``tool_use_id``, without the session (a fork's transcript copies its
+      parent's calls under its own session id);
+    - a prompt, and the turn's Stop: the session and ``prompt_id`` (a transcript's
+      ``promptId``), whatever else the payload holds (a Stop a Stop hook sent back,
+      ``stop_hook_active``, is a turn's second and keeps the hash);
+    - a subagent's stop: its ``agent_id`` and the digest of its last message (a resumed
+      agent stops again);
+    - a compaction's summary: the digest of its body (``compaction.summary_body``);
+    - anything else: the sha256 of the payload, and ``position`` when the client read one.
+    """
+    session = _text(payload.get("session_id"))
+    if tool_use_id := _text(payload.get("tool_use_id")):
+        return f"{event}:tool:{tool_use_id}"
+    prompt_id = _text(payload.get("prompt_id"))
+    if prompt_id and (event == "UserPromptSubmit" or (event == "Stop" and payload.get("stop_hook_active") is not True)):
+        return f"{event}:{session}:prompt:{prompt_id}"
+    if event == "SubagentStop" and (agent_id := _text(payload.get("agent_id"))):
+        return f"{event}:{session}:agent:{agent_id}:{_digest(_text(payload.get('last_assistant_message')))}"
+    if event == "PostCompact" and (summary := _text(payload.get("compact_summary"))):
+        return f"{event}:{session}:summary:{_digest(summary_body(summary))}"
+    key = f"{event}:{session}:{hashlib.sha256(raw).hexdigest()}"
+    return f"{key}:at:{position}" if position else key
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _digest(text: str) -> str:
+    """Of ``text`` blind to whitespace: a live payload and a transcript may differ there."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:32]
 
 
 def _session_columns(normalized: Normalized) -> dict[str, str]:
@@ -219,15 +247,16 @@ class Capture:
         raw = parse_payload(ingest)
         named = raw.get("hook_event_name")
         return idempotency_key(
-            named if isinstance(named, str) and named else ingest.event or "Unknown", raw, ingest.payload
-        )
+            named if isinstance(named, str) and named else ingest.event or "Unknown", raw, ingest.payload,
+            ingest.position,
+        )  # fmt: skip
 
     def prepare(self, ingest: Ingest, received_at: float) -> NewEvent | Skipped:
         """Turn one envelope into a ``NewEvent`` (or ``Skipped``); raise ``InvalidPayload``."""
         raw = parse_payload(ingest)
         named = raw.get("hook_event_name")
         event = named if isinstance(named, str) and named else ingest.event or "Unknown"
-        idem_key = idempotency_key(event, raw, ingest.payload)
+        idem_key = idempotency_key(event, raw, ingest.payload, ingest.position)
         payload, redactions = self.privacy.value(raw)
         normalized = normalize(event, payload, self.config)
         if isinstance(normalized, Skipped):

@@ -10,7 +10,22 @@ import msgspec
 from .snapshot import Snapshot, session_rows, take
 from .tasks import open_tasks
 
-__all__ = ["Recent", "SessionInfo", "Stored", "fresh", "latest", "latest_session", "session_info", "since"]
+__all__ = [
+    "FORK_MATCH",
+    "Recent",
+    "SessionInfo",
+    "Stored",
+    "forked_from",
+    "fresh",
+    "latest",
+    "latest_session",
+    "session_info",
+    "since",
+]
+
+FORK_MATCH = 3.0
+"""Seconds between a session's last reply and the time a fork's SessionStart says the forked
+session last replied (``seconds_since_last_response`` is whole seconds, and hooks fire late)."""
 
 
 class Stored(NamedTuple):
@@ -63,6 +78,18 @@ def latest_session(conn: sqlite3.Connection, project_id: int, not_session: str |
     row = conn.execute(
         "SELECT id FROM sessions WHERE project_id = ? AND id IS NOT ? ORDER BY last_seen DESC LIMIT 1",
         (project_id, not_session),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def forked_from(conn: sqlite3.Connection, project_id: int, session: str, replied_at: float) -> str | None:
+    """The session a fork was made of: the project's session whose last reply is nearest
+    ``replied_at`` (within ``FORK_MATCH``), or None.  Claude Code names no parent at a fork's
+    SessionStart, and its transcript is not written yet."""
+    row = conn.execute(
+        "SELECT session_id FROM events WHERE project_id = ? AND kind = 'assistant' AND session_id IS NOT ?"
+        " AND client_ts BETWEEN ? AND ? ORDER BY abs(client_ts - ?) LIMIT 1",
+        (project_id, session, replied_at - FORK_MATCH, replied_at + FORK_MATCH, replied_at),
     ).fetchone()
     return row[0] if row else None
 

@@ -472,6 +472,30 @@ MIGRATIONS: Final = (
         END;
         """,
     ),
+    Migration(
+        9,
+        "idempotency keys by Claude Code's own ids: tool calls without the session, prompts and Stops by prompt_id",
+        """
+        -- memd.capture.prepare.idempotency_key: the same key live, from the spool, from an import
+        -- and from a fork's copy of its parent's records.  Rewritten where the stored payload
+        -- holds the id; a row whose new key is taken already (a duplicate) keeps its old one.
+        -- The log stays append-only for everything else: only this migration rewrites keys.
+        DROP TRIGGER events_append_only;
+        UPDATE OR IGNORE events
+        SET idem_key = event || ':tool:' || substr(idem_key, instr(idem_key, ':tool:') + 6)
+        WHERE event IN ('PreToolUse', 'PostToolUse', 'PostToolUseFailure') AND instr(idem_key, ':tool:') > 0;
+        UPDATE OR IGNORE events
+        SET idem_key = event || ':' || coalesce(session_id, '') || ':prompt:' || json_extract(payload, '$.prompt_id')
+        WHERE (event = 'UserPromptSubmit'
+                OR (event = 'Stop' AND coalesce(json_extract(payload, '$.stop_hook_active'), 0) != 1))
+            AND json_type(payload, '$.prompt_id') = 'text' AND json_extract(payload, '$.prompt_id') != '';
+        CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+        WHEN old.kind NOT IN ('session_summary', 'snapshot')
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END;
+        """,
+    ),
 )
 
 

@@ -15,7 +15,10 @@ as ::
 
 Each ``@`` line is one step; the fake answers the step whose index is the number of
 tool results already in the conversation (each tool step yields one), and once the
-steps are spent it ends the turn with the ``@say`` text (or "Done.").  A prompt without
+steps are spent it ends the turn with the ``@say`` text (or "Done.").  A step written
+``@bash! ...`` reports a nearly full context window, which makes Claude Code compact
+on its own; the compaction summary carries the steps still to run, so the turn goes on
+after it as a real one would.  A prompt without
 steps gets a plain text answer.  Claude Code's own side requests (titles, compaction
 summaries, topic checks) are recognised by their instructions and answered in kind.
 
@@ -34,7 +37,10 @@ from typing import Any
 
 __all__ = ["FakeAnthropic"]
 
-_STEP = re.compile(r"^@(\w+)\s*(.*)$")
+_STEP = re.compile(r"^@(\w+)(!?)\s*(.*)$")
+FULL_CONTEXT = 990_000
+"""Input tokens reported for a step marked ``!`` (``@bash! ...``): the context looks full,
+so Claude Code compacts automatically before its next request."""
 _ids = itertools.count(1)
 _NOT_FOUND = b'{"type":"error","error":{"type":"not_found_error","message":"not faked"}}'
 
@@ -57,20 +63,29 @@ def _tool_results(messages: list[dict[str, Any]]) -> int:
     )
 
 
-def _script(messages: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], int]:
+Step = tuple[str, bool, str]
+"""verb, whether it fills the context, argument"""
+
+
+def _script(messages: list[dict[str, Any]]) -> tuple[list[Step], int]:
     """The steps of the latest scripted prompt, and how many tool results followed it."""
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
         if m.get("role") != "user":
             continue
         steps = [
-            (match.group(1), match.group(2))
+            (match.group(1), match.group(2) == "!", match.group(3))
             for line in _text_of(m.get("content")).splitlines()
             if (match := _STEP.match(line.strip()))
         ]
         if steps:
             return steps, _tool_results(messages[i + 1 :])
     return [], 0
+
+
+def _line(step: Step) -> str:
+    verb, fills, arg = step
+    return f"@{verb}{'!' if fills else ''} {arg}"
 
 
 def _tool_call(verb: str, arg: str) -> tuple[str, dict[str, Any]] | None:
@@ -101,8 +116,9 @@ def _tool_call(verb: str, arg: str) -> tuple[str, dict[str, Any]] | None:
 class Reply:
     """One assistant message: text and tool_use blocks, streamed as SSE."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, input_tokens: int = 100) -> None:
         self.model = model
+        self.input_tokens = input_tokens
         self.blocks: list[dict[str, Any]] = []
 
     def text(self, text: str) -> Reply:
@@ -126,7 +142,7 @@ class Reply:
             "content": self.blocks,
             "stop_reason": self.stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 20},
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": 20},
         }
 
     def sse(self) -> bytes:
@@ -166,25 +182,24 @@ def answer(body: dict[str, Any]) -> Reply:
     messages = body.get("messages") or []
     last = _text_of(messages[-1].get("content")) if messages else ""
     system = json.dumps(body.get("system", ""))
-    if "summary" in last.lower() and ("<analysis>" in last or "create a detailed summary" in last.lower()):
+    steps, done = _script(messages)
+    calls = [step for step in steps if step[0] != "say"]
+    said = [step for step in steps if step[0] == "say"]
+    if "<analysis>" in last and "<summary>" in last:  # Claude Code's compaction request
+        left = "\n".join(_line(step) for step in [*calls[done:], *said])
         return Reply(model).text(
-            "<analysis>The user asked for scripted steps; all ran.</analysis>\n"
+            "<analysis>The user asked for scripted steps; some ran.</analysis>\n"
             "<summary>1. Primary Request and Intent: run the scripted steps of the e2e test.\n"
-            "2. Pending Tasks: none.</summary>"
+            f"2. Pending Tasks: the steps below.\n{left}</summary>"
         )
     if "title" in system.lower() and "json" in system.lower():
         return Reply(model).text('{"title": "Scripted e2e session"}')
-    steps, done = _script(messages)
-    if not steps:
-        return Reply(model).text("Done.")
-    calls = [(v, a) for v, a in steps if v != "say"]
-    said = " ".join(a for v, a in steps if v == "say") or "Done."
     if done < len(calls):
-        verb, arg = calls[done]
+        verb, fills, arg = calls[done]
         call = _tool_call(verb, arg)
         if call is not None:
-            return Reply(model).tool(*call)
-    return Reply(model).text(said)
+            return Reply(model, FULL_CONTEXT if fills else 100).tool(*call)
+    return Reply(model).text(" ".join(arg for _, _, arg in said) or "Done.")
 
 
 class FakeAnthropic:

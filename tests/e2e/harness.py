@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,27 @@ class ClaudeCode:
     def transcript_path(self, session_id: str) -> Path:
         (path,) = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
         return path
+
+
+# --- what fired against what memd stored ---------------------------------------------
+
+
+def signature(event: str, payload: dict[str, Any]) -> tuple[str, ...]:
+    """What tells one fired event from another of the same session (two compactions in one prompt
+    share every field, so the multiset of signatures is compared, not the set)."""
+    keys = ("session_id", "tool_use_id", "prompt_id", "source", "agent_id", "trigger", "reason")
+    return (event, *(str(payload.get(k) or "") for k in keys))
+
+
+def stored(user: ClaudeCode) -> Counter[tuple[str, ...]]:
+    rows = user.memd.query("SELECT event, payload FROM events WHERE event != 'memd'")
+    return Counter(signature(event, json.loads(payload)) for event, payload in rows)
+
+
+def fired(user: ClaudeCode, skip=lambda p: False) -> Counter[tuple[str, ...]]:
+    return Counter(signature(p["_recorded_as"], p) for p in user.fired() if not skip(p))
+
+
+def compaction_agent(payload: dict[str, Any]) -> bool:
+    """The compaction's own SubagentStop: memd stores its summary once, as the PostCompact event."""
+    return payload["_recorded_as"] == "SubagentStop" and not payload.get("agent_type")
