@@ -27,6 +27,12 @@ imported before, is not stored again.  A fork's transcript starts with copies of
 parent's records (``fork_copies`` finds them): they are the parent's events, not the
 fork's, and ``hook_events`` leaves them out.
 
+Claude Code 2.1's other records are not events: ``microcompact_boundary`` (old tool
+results cleared from the model's context, no summary), ``memory_saved`` (its own memory
+files written), ``relevant_memories`` attachments (those files read back into context),
+titles, modes, costs and queue operations describe its context management, and no hook
+fires for them live; an idle compaction is a compaction like any other.
+
 Memory stays bounded whatever the file's size: one line at a time, the current turn's
 last text, and the tool calls still waiting for their result (a few at a time; capped).
 """

@@ -129,6 +129,23 @@ def test_tool_search_is_low_importance_plumbing() -> None:
         assert normalized(tool_payload("ToolSearch", weird, weird)).importance == 1
 
 
+def test_claude_code_2_1_fields_are_kept() -> None:
+    # mcp_server names the server the tool name mangles (plugin:memd:memd → plugin_memd_memd)
+    call = tool_payload("mcp__plugin_tools_db__query", {"sql": "select 1"}, [{"type": "text", "text": "1"}])
+    result = normalized({**call, "mcp_server": {"name": "plugin:tools:db", "source": "plugin"}})
+    assert (result.meta["mcp_server"], result.meta["mcp_source"], result.meta["mcp_tool"]) == (
+        "plugin:tools:db", "plugin", "query",
+    )  # fmt: skip
+    assert normalized({**call, "mcp_server": "odd"}).meta["mcp_server"] == "plugin_tools_db"  # the tool name's
+    stop = normalized({"hook_event_name": "Stop", "last_assistant_message": "ok", "effort": {"level": "high"}})
+    assert stop.meta["effort"] == "high"
+    assert "effort" not in normalized({"hook_event_name": "Stop", "effort": "fast"}).meta
+    fork = {"hook_event_name": "SessionStart", "source": "fork", "seconds_since_last_response": 42}
+    started = normalized({**fork, "session_title": "Billing timers"})
+    assert started.meta == {"source": "fork", "since_last_response": 42, "title": "Billing timers"}
+    assert "since_last_response" not in normalized({**fork, "seconds_since_last_response": True}).meta
+
+
 def test_todo_write_is_a_task_state_event() -> None:
     todos = [
         {"content": "Write tests", "status": "completed", "activeForm": "Writing tests"},

@@ -92,7 +92,7 @@ def session_start(p: dict[str, Any], config: CaptureConfig) -> Normalized:
         title=f"Session started ({source})" + (f" · {model}" if model else ""),
         text=join(source, model),
         meta=_with(
-            {"source": source}, model=model,
+            {"source": source}, model=model, title=string(p.get("session_title")) or None,
             since_last_response=since if isinstance(since, int | float) and not isinstance(since, bool) else None,
         ),
     )  # fmt: skip
@@ -186,7 +186,12 @@ def stop(p: dict[str, Any], config: CaptureConfig) -> Normalized:
     message = string(p.get("last_assistant_message"))
     background = p.get("background_tasks")
     running = [t for t in background if isinstance(t, dict)] if isinstance(background, list) else []
-    meta = _with({"stop_hook_active": p.get("stop_hook_active") is True}, background_tasks=len(running) or None)
+    effort = p.get("effort")  # 2.1: {"level": "medium"}, the reasoning effort the turn ran at
+    level = string(effort.get("level")) if isinstance(effort, dict) else ""
+    meta = _with(
+        {"stop_hook_active": p.get("stop_hook_active") is True},
+        background_tasks=len(running) or None, effort=level or None,
+    )  # fmt: skip
     return Normalized(
         kind="assistant",
         title=f"Assistant: {shorten(first_line(message), 90)}" if message else "Assistant stopped",
@@ -245,7 +250,7 @@ def tool_event(event: str, p: dict[str, Any], config: CaptureConfig) -> Normaliz
             kind="task_state", tool=tool, title=v.title, text=v.text, meta=v.meta, importance=v.importance
         )
     v = view(tool, p.get("tool_input"), p.get("tool_response"), limits)
-    meta = dict(v.meta)
+    meta = dict(v.meta) | _mcp_server(p.get("mcp_server"))
     if failed:
         error = string(p.get("error"))
         exit_code = error.removeprefix("Exit code ").strip() if error.startswith("Exit code ") else ""
@@ -278,6 +283,14 @@ def tool_event(event: str, p: dict[str, Any], config: CaptureConfig) -> Normaliz
             importance=LOW,
         )
     return Normalized(kind="tool", tool=tool, title=v.title, text=v.text, meta=meta, importance=importance)
+
+
+def _mcp_server(value: Any) -> dict[str, str]:
+    """Claude Code 2.1 names an MCP tool's server (``{"name": "plugin:memd:memd", "source":
+    "plugin"}``): its real name, which the tool name only mangles, and where it is configured."""
+    if not isinstance(value, dict) or not string(value.get("name")):
+        return {}
+    return _with({"mcp_server": string(value.get("name"))}, mcp_source=string(value.get("source")) or None)
 
 
 def _tool(event: str) -> Callable[[dict[str, Any], CaptureConfig], Normalized | Skipped]:

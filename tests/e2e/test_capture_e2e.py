@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from e2e.fake_api import FakeAnthropic
@@ -101,3 +102,63 @@ def test_compact_resume_fork_of_an_older_session_and_import(plugin_user: ClaudeC
     imported = json.loads(user.memctl("import", "--all", "--json").stdout)
     assert imported["stored"] == 0 and imported["events"] > 0, imported
     assert stored(user) == before
+
+
+SECRET = "AKIAQ3EGRJ7LPX5VNM2D"
+PRIVATE = "the alarm code is 4417-9902"
+
+
+def memd_tool(payload: dict[str, Any]) -> bool:
+    """memd's own MCP tools: Claude Code fires their hooks, memd does not store its own traffic."""
+    return str(payload.get("tool_name", "")).startswith(("mcp__memd__", "mcp__plugin_memd_memd__"))
+
+
+def test_tasks_via_tool_search_memd_mcp_and_privacy_on_disk(user: ClaudeCode, api: FakeAnthropic) -> None:
+    search = "mcp__plugin_memd_memd__mem_search" if user.mode == "plugin" else "mcp__memd__mem_search"
+    user.run("Remember that deploys use blue/green\n@say noted")
+    first = len(api.requests)
+    run = user.run(
+        f"Plan the billing tests <private>{PRIVATE}</private>\n"
+        "@toolsearch select:TaskCreate,TaskUpdate\n"
+        '@tool TaskCreate {"subject": "Write the billing tests", "description": "cover the cron timers",'
+        ' "activeForm": "Writing the billing tests"}\n'
+        '@tool TaskUpdate {"taskId": "1", "status": "in_progress"}\n'
+        f'@mcp {search} {{"query": "deploys blue/green"}}\n'
+        f"@bash echo aws_access_key_id={SECRET}\n"
+        "@say planned"
+    )
+    assert run.result.get("result") == "planned"
+    assert_stored_once(user, skip=memd_tool)
+    # ToolSearch is plumbing; the task is carried across sessions, in progress.
+    assert user.memd.query("SELECT importance FROM events WHERE tool = 'ToolSearch'") == [(1,)]
+    assert user.memd.query("SELECT content, status FROM tasks") == [("Write the billing tests", "in_progress")]
+    # memd's MCP answer reached the model, citing the earlier prompt.
+    results = [s for r in api.requests[first:] for s in strings(r.get("messages")) if "blue/green" in s]
+    assert any("[mem:" in s or "mem:" in s for s in results), results
+    # Neither the secret nor the private span reached memd's files (database, WAL, log, spool).
+    claude_dirs = {p for p in Path(user.memd.root).iterdir() if p.name.startswith("cc-")}  # transcripts hold all
+    memd_files = [p for p in Path(user.memd.root).rglob("*") if p.is_file() and not claude_dirs & set(p.parents)]
+    assert any(p.name.startswith("memd.sqlite3") for p in memd_files)
+    for path in memd_files:
+        data = path.read_bytes()
+        assert SECRET.encode() not in data and PRIVATE.encode() not in data, path
+    assert "Hook Stop (Stop) cancelled" not in run.debug
+
+
+def test_clear_and_a_plugin_slash_command(plugin_user: ClaudeCode, api: FakeAnthropic) -> None:
+    user = plugin_user
+    started = user.run("Goal: migrate the billing cron to systemd timers\n@bash echo timers\n@say timers planned")
+    searched = user.run("/memd:memory-search billing", "--resume", started.session_id)
+    assert not searched.result.get("is_error")
+    user.run("/clear", "--resume", started.session_id)
+    assert_stored_once(user)
+    fired = user.fired()
+    assert ("SessionEnd", "clear") in [(p["_recorded_as"], p.get("reason")) for p in fired]
+    (cleared,) = [p for p in fired if p["_recorded_as"] == "SessionStart" and p.get("source") == "clear"]
+    # The slash command is a prompt (Claude Code fired UserPromptSubmit for it); its search ran.
+    prompts = [t for (t,) in user.memd.query("SELECT text FROM events WHERE kind = 'prompt'")]
+    assert "/memd:memory-search billing" in prompts
+    # After /clear, the next prompt of the cleared session gets the project's memory back.
+    first = len(api.requests)
+    user.run("Where were we with the timers?\n@say back", "--resume", cleared["session_id"])
+    assert "billing" in context_sent(api.requests[first])

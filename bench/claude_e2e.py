@@ -1,0 +1,121 @@
+"""The real Claude Code CLI with memd's plugin, against the same runs without memd.
+
+Drives the pinned ``claude`` (tests/e2e/install_claude.py installs it) in headless mode
+against the tests' fake of the Messages API: ``--sessions`` scripted sessions (a prompt
+with tool calls; every fifth resumes the one before), each run twice back to back, once
+by a user with memd's plugin and once by a user without memd.  Both users carry the same
+recorder hook on every event, so the difference in wall time is memd's alone, and the
+recorder's files are what Claude Code fired, against which memd's store is checked:
+
+- lost: fired, never stored (after the spool is drained); duplicated: stored more often
+  than fired;
+- overhead: median plugin run minus median run without memd, and the ratio of the medians;
+- stalls: pairs whose plugin run took more than 1 s longer than its twin;
+- cancelled: "Hook ... cancelled" lines in Claude Code's debug logs (an async hook it killed).
+
+    .venv/bin/python bench/claude_e2e.py [--sessions 100] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from conftest import Instance  # noqa: E402  (the tests' isolated daemon)
+from e2e.fake_api import FakeAnthropic  # noqa: E402
+from e2e.harness import ClaudeCode, compaction_agent, fired, stored  # noqa: E402
+from e2e.install_claude import install  # noqa: E402
+
+TARGET_OVERHEAD_MS = 150.0
+STALL_S = 1.0
+
+
+def script(n: int, project: Path) -> str:
+    note = project / f"note-{n}.txt"
+    return (
+        f"Session {n}: keep the deploy notes\n"
+        f"@write {note} deploy {n} uses blue/green\n"
+        f"@bash grep -c blue {note}\n"
+        f"@read {note}\n"
+        f"@say Session {n} done."
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    binary = install()
+    memd = Instance(tempfile.mkdtemp(prefix="memd-bench-cc-", dir="/tmp"))
+    memd.start()
+    try:
+        with FakeAnthropic() as api:
+            root = Path(memd.root)
+            plugin = ClaudeCode(binary, api.url, memd, root / "plugin", "plugin")
+            bare = ClaudeCode(binary, api.url, memd, root / "none", "none")
+            pairs: list[tuple[float, float]] = []
+            last: dict[str, str] = {}
+            for n in range(args.sessions):
+                runs = {}
+                for user in (bare, plugin) if n % 2 else (plugin, bare):  # alternate who goes first
+                    resume = ["--resume", last[user.mode]] if n % 5 == 4 and user.mode in last else []
+                    run = user.run(script(n, user.project), *resume)
+                    last[user.mode] = run.session_id
+                    runs[user.mode] = run
+                pairs.append((runs["none"].seconds, runs["plugin"].seconds))
+                cancelled = sum(r.debug.count(") cancelled") for r in runs.values())
+                if cancelled:
+                    print(f"session {n}: {cancelled} hooks cancelled", file=sys.stderr)
+            memd.wait_for(lambda: not memd.spooled(), timeout=60)
+            time.sleep(1.0)  # the last async hooks
+            want, have = fired(plugin, skip=compaction_agent), stored(plugin)
+            debug = "".join(p.read_text(errors="replace") for p in plugin.debug_dir.glob("*.log"))
+    finally:
+        memd.stop()
+        shutil.rmtree(memd.root, ignore_errors=True)
+    bare_s = [a for a, _ in pairs]
+    plugin_s = [b for _, b in pairs]
+    overhead_ms = (statistics.median(plugin_s) - statistics.median(bare_s)) * 1000
+    result = {
+        "sessions": args.sessions,
+        "events_fired": sum(want.values()),
+        "events_stored": sum(have.values()),
+        "lost": sum((want - have).values()),
+        "duplicated": sum((have - want).values()),
+        "none_median_s": round(statistics.median(bare_s), 3),
+        "plugin_median_s": round(statistics.median(plugin_s), 3),
+        "overhead_median_ms": round(overhead_ms, 1),
+        "ratio_median": round(statistics.median(plugin_s) / statistics.median(bare_s), 3),
+        "stalls_over_1s": sum(b - a > STALL_S for a, b in pairs),
+        "worst_pair_delta_s": round(max(b - a for a, b in pairs), 3),
+        "hooks_cancelled": debug.count(") cancelled"),
+    }
+    met = (
+        result["lost"] == 0
+        and result["duplicated"] == 0
+        and overhead_ms <= TARGET_OVERHEAD_MS
+        and result["stalls_over_1s"] == 0
+    )
+    if args.json:
+        print(json.dumps({**result, "met": met}))
+    else:
+        for key, value in result.items():
+            print(f"{key:>20}: {value}")
+        print(f"{'target':>20}: 0 lost, 0 duplicated, overhead <= {TARGET_OVERHEAD_MS:.0f} ms, no stall: "
+              + ("met" if met else "NOT met"))  # fmt: skip
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
