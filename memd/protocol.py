@@ -220,6 +220,10 @@ class Search(Request):
     """Unix times bounding the event's own timestamp."""
     lanes: list[str] = []
     """Run only these lanes (keyword, trigram, substring, vector); empty: all."""
+    caller: str | None = None
+    """The session asking (memd's MCP server inside Claude Code; None: a person, through memctl),
+    for usage tracking and ranking: its own events since its last compaction are in the model's
+    context already, so they rank after every other hit."""
 
 
 class Rebuild(Request):
@@ -239,8 +243,6 @@ class SmartSearch(Search):
 
     budget: int | None = None
     """Tokens it may spend in all; None: ``[context] search_budget``."""
-    caller: str | None = None
-    """The session asking, for usage tracking (None: a person, through memctl)."""
 
 
 class Timeline(Request):

@@ -320,6 +320,26 @@ def test_tool_search_is_plumbing_not_an_important_memory(daemon: Instance) -> No
     assert "ToolSearch" not in context and "select:TodoWrite" not in context
 
 
+def test_a_sessions_own_recent_events_rank_last_in_its_own_search(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/proj"
+    os.makedirs(cwd)
+    now = time.time()
+    send(daemon, "UserPromptSubmit", now - 86400, "sess-old", cwd, prompt="The cron migration uses systemd timers.")
+    send(daemon, "UserPromptSubmit", now - 60, "sess-now", cwd, prompt="Before compaction: systemd timers for cron.")
+    send(daemon, "PostCompact", now - 50, "sess-now", cwd, trigger="auto", compact_summary="<summary>cron</summary>")
+    send(daemon, "UserPromptSubmit", now - 5, "sess-now", cwd, prompt="Check the cron systemd timers again.")
+
+    def order(**options: Any) -> list[str]:
+        hits = daemon.search("cron systemd timers", cwd=cwd, kind="prompt", **options).results
+        return [h.session_id + (" (in context)" if "again" in h.title else "") for h in hits]
+
+    ranked = order()
+    assert ranked[0] == "sess-now (in context)" and len(ranked) == 3  # the best match, for a person
+    # The session asking already has its events since its compaction: the rest first, in their order.
+    assert order(caller="sess-now") == [*ranked[1:], ranked[0]]
+    assert order(caller="sess-now", session="sess-now") == ["sess-now (in context)", "sess-now"]  # asked for
+
+
 PROMPT_CONTEXT = """\
 <memory-context project="proj" for="prompt">
 Memories from earlier sessions that match this prompt (memd). Cite them by id; verify before relying on them.

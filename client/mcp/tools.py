@@ -288,8 +288,9 @@ def tools(ctx: Context) -> list[Tool]:
 
     def search(a: SearchArgs) -> str:
         request = Search(
-            query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), **_scope(ctx, a.project, a.all_projects)
-        )
+            query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), caller=ctx.session,
+            **_scope(ctx, a.project, a.all_projects),
+        )  # fmt: skip
         return render_index(ctx.call(request, SearchResults), a.query)
 
     def smart(a: SmartArgs) -> str:

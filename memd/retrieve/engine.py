@@ -64,13 +64,23 @@ class Retriever:
             since=request.since,
             until=request.until,
         )
-        reply.mode, reply.notice, reply.results = await self.ranked(query, filters, request.limit, request.lanes)
+        # The caller's own recent events are in its context: they rank last (not when it asked for them).
+        in_context = request.caller if request.caller and request.caller != request.session else None
+        reply.mode, reply.notice, reply.results = await self.ranked(
+            query, filters, request.limit, request.lanes, in_context=in_context
+        )
         return reply
 
     async def ranked(
-        self, query: Query, filters: Filters, limit: int, lanes_wanted: Sequence[str] = ()
+        self,
+        query: Query,
+        filters: Filters,
+        limit: int,
+        lanes_wanted: Sequence[str] = (),
+        in_context: str | None = None,
     ) -> tuple[str, str, list[Hit]]:
-        """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``."""
+        """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
+        ``in_context``: a session whose events since its last compaction rank after all others."""
         pool = max(MIN_POOL, 2 * limit)
         wanted = frozenset(lanes_wanted or LANES)
         ranked: dict[str, list[int]] = {}
@@ -91,7 +101,7 @@ class Retriever:
         mode = "hybrid" if neighbors is not None else "keyword"
         notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
         # One thread hop for the rest: vector keys to events, documents, evidence.
-        hits = await self.readers.run(_rank, query, limit, ranked, neighbors, filters, pool, self.config)
+        hits = await self.readers.run(_rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context)
         return mode, notice, hits
 
     async def project(self, cwd: str) -> tuple[str, int | None]:
@@ -138,6 +148,7 @@ def _rank(
     filters: Filters,
     pool: int,
     config: RetrievalConfig,
+    in_context: str | None = None,
 ) -> list[Hit]:
     """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits."""
     similarity: dict[int, float] = {}
@@ -173,6 +184,9 @@ def _rank(
         )
         scored.append((rank, doc, evidence, sure, sim))
     scored.sort(key=lambda item: -item[0])
+    if in_context is not None:
+        start = lanes.context_start(conn, in_context)
+        scored.sort(key=lambda item: item[1].session_id == in_context and item[1].id > start)  # stable
     keep = one_digest_per_session([(doc.kind, doc.session_id) for _, doc, *_ in scored])
     scored = [item for item, kept in zip(scored, keep, strict=True) if kept]
     positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}

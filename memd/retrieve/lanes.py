@@ -41,6 +41,7 @@ __all__ = [
     "Doc",
     "Filters",
     "Frequencies",
+    "context_start",
     "docs",
     "find_project",
     "keyword",
@@ -275,6 +276,15 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
     ).fetchall()
     fields = Doc.__struct_fields__
     return {row[0]: Doc(**dict(zip(fields, row, strict=True))) for row in rows}
+
+
+def context_start(conn: sqlite3.Connection, session: str) -> int:
+    """The id after which ``session``'s events are still in its model's context: its last
+    compaction summary's (0: it never compacted)."""
+    row = conn.execute(
+        "SELECT max(id) FROM events WHERE session_id = ? AND kind = 'compact_summary'", (session,)
+    ).fetchone()
+    return row[0] or 0
 
 
 def project_id(conn: sqlite3.Connection, root: str) -> int | None:

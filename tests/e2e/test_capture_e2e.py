@@ -133,8 +133,10 @@ def test_tasks_via_tool_search_memd_mcp_and_privacy_on_disk(user: ClaudeCode, ap
     assert user.memd.query("SELECT importance FROM events WHERE tool = 'ToolSearch'") == [(1,)]
     assert user.memd.query("SELECT content, status FROM tasks") == [("Write the billing tests", "in_progress")]
     # memd's MCP answer reached the model, citing the earlier prompt.
-    results = [s for r in api.requests[first:] for s in strings(r.get("messages")) if "blue/green" in s]
-    assert any("[mem:" in s or "mem:" in s for s in results), results
+    (answer,) = {s for r in api.requests[first:] for s in strings(r.get("messages")) if "memories in" in s}
+    assert "Remember that deploys use blue/green" in answer
+    # This session's own prompt, in the model's context already, comes after the earlier session's.
+    assert answer.index("Remember that deploys") < answer.index("Plan the billing tests")
     # Neither the secret nor the private span reached memd's files (database, WAL, log, spool).
     claude_dirs = {p for p in Path(user.memd.root).iterdir() if p.name.startswith("cc-")}  # transcripts hold all
     memd_files = [p for p in Path(user.memd.root).rglob("*") if p.is_file() and not claude_dirs & set(p.parents)]
