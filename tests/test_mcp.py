@@ -266,3 +266,41 @@ def test_the_server_starts_without_the_heavy_imports() -> None:
     loaded = set(done.stdout.split())
     assert "memd_client.mcp.server" in loaded, done.stderr
     assert not loaded & {"numpy", "usearch", "onnxruntime", "fastembed", "aiosqlite", "anyio"}
+
+
+def test_the_first_answers_come_from_the_listing_without_importing_the_server(daemon: Instance) -> None:
+    """Claude Code waits for initialize and tools/list before each session's first request:
+    the listing the whole server wrote answers them, and the first tool call brings it in."""
+    listing = Path(daemon.paths.state_dir) / "mcp-listing.json"
+    assert not listing.exists()
+    first = Session(daemon)
+    whole = first.initialize(), first.ask("tools/list")  # answered by the whole server, which writes the listing
+    assert first.close() == 0
+    assert listing.stat().st_mode & 0o777 == 0o600
+    probe = (  # the early path, in-process: what it answers, and what it imported to answer
+        "import io, sys, json\n"
+        "from memd_client.mcp.early import answer_early, read_listing, fingerprint\n"
+        "from memd_client.mcp.__main__ import run\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, timeout=60, env=daemon.env)
+    assert not set(done.stdout.split()) & {"msgspec", "memd.protocol", "memd_client.mcp.server"}, done.stderr
+
+    second = Session(daemon)
+    early = second.initialize(), second.ask("tools/list")
+    assert early == whole  # the same answers, once parsed
+    marked = json.loads(listing.read_text())
+    marked["initialize"]["instructions"] = "from the listing"
+    listing.write_text(json.dumps(marked))
+    fourth = Session(daemon)
+    assert fourth.initialize()["result"]["instructions"] == "from the listing"  # it answered, not the server
+    assert fourth.close() == 0
+    text, error = second.call("mem_search", query="anything")  # the whole server, from here on
+    assert not error and "anything" in text
+    assert second.ask("tools/list") == {**whole[1], "id": second.next_id}
+    assert second.close() == 0
+
+    listing.write_text(json.dumps({**marked, "key": "stale"}))  # memd was upgraded
+    third = Session(daemon)
+    assert third.initialize() == whole[0] and third.close() == 0
+    assert json.loads(listing.read_text())["key"] != "stale"  # rewritten by the whole server

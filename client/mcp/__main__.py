@@ -1,13 +1,34 @@
-"""``memd-mcp`` / ``python -m memd_client.mcp``: the MCP server on stdin/stdout."""
+"""``memd-mcp`` / ``python -m memd_client.mcp``: the MCP server on stdin/stdout.
 
+It answers Claude Code's first requests from the listing (``early``) and imports the
+whole server only for the first message that needs it.
+"""
+
+import importlib.util
+import os
 import sys
 
 from ..paths import resolve
-from .server import main
+from .early import LISTING, answer_early, fingerprint, read_listing
 
 
 def run() -> None:
-    sys.exit(main(resolve()))
+    paths = resolve()
+    memd = importlib.util.find_spec("memd")
+    memd_dir = memd.submodule_search_locations[0] if memd and memd.submodule_search_locations else ""
+    listing_path, key = os.path.join(paths.state_dir, LISTING), fingerprint(os.path.dirname(__file__), memd_dir)
+    listing = read_listing(listing_path, key)
+    read: list[bytes] = []
+    if listing is not None:
+        try:
+            read, ended = answer_early(listing, sys.stdin.buffer, sys.stdout.buffer)
+        except (KeyboardInterrupt, BrokenPipeError):  # Claude Code ends the session: SIGINT
+            sys.exit(0)
+        if ended:
+            sys.exit(0)
+    from .server import main
+
+    sys.exit(main(paths, early=read, listing=None if listing is not None else (listing_path, key)))
 
 
 if __name__ == "__main__":

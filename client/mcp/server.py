@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import BinaryIO, TypeVar
+from collections.abc import Sequence
+from typing import Any, BinaryIO, TypeVar
 
 from memd import __version__
 from memd.protocol import Ping, Pong, Reply, Request
@@ -25,7 +26,8 @@ from memd.protocol import Ping, Pong, Reply, Request
 from .. import autostart
 from ..paths import Paths
 from ..rpc import Client, DaemonError, DaemonUnavailable
-from .protocol import Server, ToolError
+from .early import write_listing
+from .protocol import VERSIONS, Server, ToolError
 from .tools import INSTRUCTIONS, Context, tools
 
 __all__ = ["Daemon", "main", "serve"]
@@ -113,6 +115,28 @@ def _environ_context(daemon: Daemon) -> Context:
     return Context(call=daemon.call, project_dir=project, session=os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
 
 
+def _write_listing(path: str, key: str) -> None:
+    """The answers to ``initialize`` and ``tools/list`` for every protocol version, computed by
+    a ``Server`` of their own (answering changes a server's state), for ``early``."""
+    probe = Server("memd", __version__, tools(Context(call=_no_call, project_dir=None, session=None)), INSTRUCTIONS)
+    answers: dict[str, list[dict[str, Any]]] = {}
+    initialize: dict[str, Any] = {}
+    for version in VERSIONS:
+        init = probe.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version}})
+        listed = probe.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert init is not None and listed is not None
+        initialize = {k: v for k, v in init["result"].items() if k != "protocolVersion"}
+        answers[version] = listed["result"]["tools"]
+    try:
+        write_listing(path, {"key": key, "latest": VERSIONS[0], "initialize": initialize, "tools": answers})
+    except OSError as exc:  # a read-only state dir: every start imports the whole server, that is all
+        sys.stderr.write(f"memd mcp: listing not written ({exc.strerror}): {path}\n")
+
+
+def _no_call(request: Request, expect: type[R]) -> R:
+    raise ToolError("the listing's server calls no tool")
+
+
 def serve(server: Server, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Answer each line of ``stdin`` on ``stdout`` until EOF."""
     while line := stdin.readline(MAX_LINE + 1):
@@ -129,11 +153,20 @@ def serve(server: Server, stdin: BinaryIO, stdout: BinaryIO) -> None:
             stdout.flush()
 
 
-def main(paths: Paths) -> int:
-    """``memctl mcp``: serve MCP on stdin/stdout."""
+def main(paths: Paths, early: Sequence[bytes] = (), listing: tuple[str, str] | None = None) -> int:
+    """``memctl mcp``: serve MCP on stdin/stdout.  ``early``: the lines ``early.answer_early``
+    read (all answered but the last, which is answered here); ``listing``: where to write the
+    listing it answers from, and its key (it was missing or stale)."""
     daemon = Daemon(paths)
     server = Server("memd", __version__, tools(_environ_context(daemon)), INSTRUCTIONS)
+    if listing is not None:
+        _write_listing(*listing)
     try:
+        for line in early[:-1]:
+            server.receive(line)  # answered early: read again for the same state, not answered twice
+        if early and (answer := server.receive(early[-1])) is not None:
+            sys.stdout.buffer.write(answer)
+            sys.stdout.buffer.flush()
         serve(server, sys.stdin.buffer, sys.stdout.buffer)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
