@@ -144,10 +144,15 @@ SERVER_NAME: Final = "memd"
 """The name memd's MCP server is registered under: its tools reach the model as ``mcp__memd__*``."""
 
 
+MCP_SCRIPT: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp", "serve.py")
+"""The MCP server's script: run with ``-I -S``, it answers Claude Code's first requests
+before ``site`` is imported (``memd_client/mcp/serve.py``)."""
+
+
 def server_entry(python: str, socket: str | None = None) -> dict[str, Any]:
     """How Claude Code or Claude Desktop starts memd's MCP server: absolute paths only,
     since Desktop starts it with a minimal environment and no PATH of the user's."""
-    entry: dict[str, Any] = {"command": python, "args": ["-m", "memd_client.mcp"]}
+    entry: dict[str, Any] = {"command": python, "args": ["-I", "-S", MCP_SCRIPT]}
     if socket:
         entry["env"] = {"MEMD_SOCKET": socket}
     return entry

@@ -11,7 +11,7 @@ import subprocess
 
 from conftest import Instance, hook_fixtures
 
-from memd_client.install import HOOKS, is_memd
+from memd_client.install import HOOKS, MCP_SCRIPT, is_memd
 
 THEIRS = {
     "model": "opus",
@@ -170,7 +170,7 @@ def test_mcp_install_registers_the_server_and_uninstall_restores(instance: Insta
         assert f.read() == original
     config = load(path)
     entry = config["mcpServers"]["memd"]
-    assert os.path.isabs(entry["command"]) and entry["args"] == ["-m", "memd_client.mcp"]
+    assert os.path.isabs(entry["command"]) and entry["args"] == ["-I", "-S", MCP_SCRIPT]
     assert {k: v for k, v in config.items() if k != "mcpServers"} == {
         k: v for k, v in CLAUDE_JSON.items() if k != "mcpServers"
     }

@@ -4,6 +4,7 @@ on stdio, in front of a real daemon; fed the exact lines Claude Code 2.1.270 wri
 from __future__ import annotations
 
 import json
+import marshal
 import subprocess
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import PYTHON, SHARED, Instance
 
+from memd_client.install import MCP_SCRIPT
 from memd_client.mcp.protocol import VERSIONS
 
 MCP = SHARED / "fixtures" / "claude-code" / "mcp"
@@ -30,11 +32,17 @@ TOOLS = {
 class Session:
     """One MCP server subprocess; ``ask`` sends a request line and reads its answer."""
 
-    def __init__(self, instance: Instance, project: str | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        instance: Instance,
+        project: str | None = None,
+        env: dict[str, str] | None = None,
+        argv: tuple[str, ...] = ("-I", "-S", MCP_SCRIPT),  # as Claude Code runs it
+    ) -> None:
         extra = {"CLAUDE_CODE_SESSION_ID": "s-mcp", **({"CLAUDE_PROJECT_DIR": project} if project else {})}
         with open(f"{instance.root}/mcp.stderr", "ab") as stderr:  # the child keeps its own copy
             self.process = subprocess.Popen(
-                [PYTHON, "-m", "memd_client.mcp"],
+                [PYTHON, *argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -271,27 +279,26 @@ def test_the_server_starts_without_the_heavy_imports() -> None:
 def test_the_first_answers_come_from_the_listing_without_importing_the_server(daemon: Instance) -> None:
     """Claude Code waits for initialize and tools/list before each session's first request:
     the listing the whole server wrote answers them, and the first tool call brings it in."""
-    listing = Path(daemon.paths.state_dir) / "mcp-listing.json"
+    listing = Path(daemon.paths.state_dir) / "mcp-listing.marshal"
     assert not listing.exists()
     first = Session(daemon)
     whole = first.initialize(), first.ask("tools/list")  # answered by the whole server, which writes the listing
     assert first.close() == 0
     assert listing.stat().st_mode & 0o777 == 0o600
-    probe = (  # the early path, in-process: what it answers, and what it imported to answer
-        "import io, sys, json\n"
-        "from memd_client.mcp.early import answer_early, read_listing, fingerprint\n"
-        "from memd_client.mcp.__main__ import run\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    done = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, timeout=60, env=daemon.env)
-    assert not set(done.stdout.split()) & {"msgspec", "memd.protocol", "memd_client.mcp.server"}, done.stderr
+    done = subprocess.run(  # the early path, stdin closed at once: what it imports
+        [PYTHON, "-I", "-S", "-X", "importtime", MCP_SCRIPT], stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60, env=daemon.env,
+    )  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "early" in imported and not imported & {"site", "json", "re", "msgspec", "memd"}, done.stderr
 
     second = Session(daemon)
     early = second.initialize(), second.ask("tools/list")
     assert early == whole  # the same answers, once parsed
-    marked = json.loads(listing.read_text())
-    marked["initialize"]["instructions"] = "from the listing"
-    listing.write_text(json.dumps(marked))
+    marked = marshal.loads(listing.read_bytes())
+    for version, answer in marked["initialize"].items():
+        marked["initialize"][version] = json.dumps({**json.loads(answer), "instructions": "from the listing"}).encode()
+    listing.write_bytes(marshal.dumps(marked))
     fourth = Session(daemon)
     assert fourth.initialize()["result"]["instructions"] == "from the listing"  # it answered, not the server
     assert fourth.close() == 0
@@ -300,7 +307,7 @@ def test_the_first_answers_come_from_the_listing_without_importing_the_server(da
     assert second.ask("tools/list") == {**whole[1], "id": second.next_id}
     assert second.close() == 0
 
-    listing.write_text(json.dumps({**marked, "key": "stale"}))  # memd was upgraded
+    listing.write_bytes(marshal.dumps({**marked, "key": "stale"}))  # memd was upgraded
     third = Session(daemon)
     assert third.initialize() == whole[0] and third.close() == 0
-    assert json.loads(listing.read_text())["key"] != "stale"  # rewritten by the whole server
+    assert marshal.loads(listing.read_bytes())["key"] != "stale"  # rewritten by the whole server

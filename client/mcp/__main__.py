@@ -1,23 +1,21 @@
 """``memd-mcp`` / ``python -m memd_client.mcp``: the MCP server on stdin/stdout.
 
 It answers Claude Code's first requests from the listing (``early``) and imports the
-whole server only for the first message that needs it.
+whole server only for the first message that needs it.  (Claude Code itself runs
+``serve.py`` with ``-I -S``, which does the same without site's start-up cost.)
 """
 
-import importlib.util
 import os
 import sys
 
 from ..paths import resolve
-from .early import LISTING, answer_early, fingerprint, read_listing
+from .early import LISTING, answer_early, read_listing
 
 
 def run() -> None:
     paths = resolve()
-    memd = importlib.util.find_spec("memd")
-    memd_dir = memd.submodule_search_locations[0] if memd and memd.submodule_search_locations else ""
-    listing_path, key = os.path.join(paths.state_dir, LISTING), fingerprint(os.path.dirname(__file__), memd_dir)
-    listing = read_listing(listing_path, key)
+    listing_path = os.path.join(paths.state_dir, LISTING)
+    listing = read_listing(listing_path)
     read: list[bytes] = []
     if listing is not None:
         try:
@@ -28,7 +26,7 @@ def run() -> None:
             sys.exit(0)
     from .server import main
 
-    sys.exit(main(paths, early=read, listing=None if listing is not None else (listing_path, key)))
+    sys.exit(main(paths, early=read, listing=None if listing is not None else listing_path))
 
 
 if __name__ == "__main__":

@@ -1,36 +1,64 @@
 """The MCP server's first answers, before memd's modules are imported.
 
 Claude Code starts every MCP server with the session and waits for its ``initialize`` and
-``tools/list`` answers before it sends the model anything: the server's start-up is on
+``tools/list`` answers before it goes on with the prompt: the server's start-up is on
 every ``claude -p`` run's critical path.  The whole server imports msgspec and half of
-memd (~180 ms); this module imports ``json`` and answers those two requests from the
-listing the whole server wrote the last time it ran (``LISTING`` in memd's state
-directory), while the files that define the listing are unchanged (``fingerprint``).
-The first message it cannot answer from the listing (a tool call, anything else, or any
-message at all without a current listing) hands everything over to the whole server,
-which reads the lines answered so far again to reach the same state, then answers that
-message.  One source of truth: the whole server's ``Server`` computes every answer; the
-listing is its output, written by it.
+memd (~180 ms); this module imports two built-in modules (``json`` alone would cost
+~16 ms: it imports ``re``) and answers those two requests from the listing the whole
+server wrote the last time it ran (``LISTING`` in memd's state directory: the answers,
+JSON-encoded, per protocol version), while the files the listing was made of are
+unchanged (``fingerprint``; the listing names them).  The first message it cannot answer
+from the listing (a tool call, anything unusual, or any message at all without a current
+listing) hands everything over to the whole server, which reads the lines answered so far
+again to reach the same state, then answers that message.  One source of truth: the whole
+server's ``Server`` computes every answer; the listing is its output, written by it.
 """
 
 from __future__ import annotations
 
-import json
+import _json  # the C half of json: its scanner and string encoder, without json's imports
+import io  # loaded at interpreter start: free
+import marshal
 import os
-from typing import Any, BinaryIO
 
 __all__ = ["LISTING", "answer_early", "fingerprint", "read_listing", "write_listing"]
 
-LISTING = "mcp-listing.json"
-"""The file in memd's state directory: what ``initialize`` and ``tools/list`` answer."""
-_MEMD_FILES = ("__init__.py", "protocol.py", os.path.join("capture", "events.py"))
-"""memd's files the listing depends on (its version, request types, event kinds)."""
+LISTING = "mcp-listing.marshal"
+"""The file in memd's state directory (``marshal``: loaded without an import)."""
 
 
-def fingerprint(mcp_dir: str, memd_dir: str) -> str:
+class _Strict:
+    """What ``_json``'s scanner reads of a ``json.JSONDecoder``: standard JSON, nothing else."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+
+    def __init__(self) -> None:
+        self.memo: dict[str, str] = {}  # the scanner's string cache, cleared after each value
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        raise ValueError(f"{name} is not JSON")
+
+
+_scan = _json.make_scanner(_Strict())
+
+
+def _decode(line: bytes) -> object:
+    """The one JSON value ``line`` holds (``ValueError`` if it holds anything else)."""
+    text = line.decode("utf-8").strip()
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("more than one JSON value")
+    return value
+
+
+def fingerprint(files: list[str]) -> str:
     """Of the files the listing is made of: their names, sizes and times of change."""
-    files = [os.path.join(mcp_dir, n) for n in sorted(os.listdir(mcp_dir)) if n.endswith(".py")]
-    files += [os.path.join(memd_dir, n) for n in _MEMD_FILES]
     parts = []
     for path in files:
         try:
@@ -42,29 +70,47 @@ def fingerprint(mcp_dir: str, memd_dir: str) -> str:
     return "\n".join(parts)
 
 
-def read_listing(path: str, key: str) -> dict[str, Any] | None:
-    """The listing at ``path`` if it was written for ``key`` (else None: the whole server answers)."""
+def read_listing(path: str) -> dict[str, object] | None:
+    """The listing at ``path`` while the files it names are unchanged (else None: the whole
+    server answers, and writes it again)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            listing = json.load(f)
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            listing = marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):  # missing, or from another Python
         return None
-    return listing if isinstance(listing, dict) and listing.get("key") == key else None
+    if not isinstance(listing, dict) or not isinstance(files := listing.get("files"), list):
+        return None
+    return listing if listing.get("key") == fingerprint([str(f) for f in files]) else None
 
 
-def write_listing(path: str, listing: dict[str, Any]) -> None:
+def write_listing(path: str, listing: dict[str, object]) -> None:
     """Write ``listing`` atomically (0600, like the rest of memd's state)."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     temp = f"{path}.{os.getpid()}.tmp"
-    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
-        json.dump(listing, f)
+    with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+        marshal.dump(listing, f)
     os.replace(temp, path)
 
 
-def answer_early(listing: dict[str, Any], stdin: BinaryIO, stdout: BinaryIO) -> tuple[list[bytes], bool]:
+def _id(value: object) -> bytes | None:
+    """A JSON-RPC request id, encoded back (None: no valid one)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value).encode()
+    if isinstance(value, str):
+        return _json.encode_basestring_ascii(value).encode()
+    return None
+
+
+def answer_early(
+    listing: dict[str, object], stdin: io.BufferedIOBase, stdout: io.BufferedIOBase
+) -> tuple[list[bytes], bool]:
     """Answer ``initialize``, ``tools/list`` and notifications from ``listing`` until a line
     needs the whole server: (every line read, whether stdin ended), the last line unanswered
     unless it did.  Anything unusual (a batch, bad JSON, an odd id) is the whole server's."""
+    initialize, tools = listing["initialize"], listing["tools"]
+    assert isinstance(initialize, dict) and isinstance(tools, dict)
     read: list[bytes] = []
     version = ""
     while line := stdin.readline():
@@ -72,7 +118,7 @@ def answer_early(listing: dict[str, Any], stdin: BinaryIO, stdout: BinaryIO) -> 
         if not line.strip():
             continue
         try:
-            message = json.loads(line)
+            message = _decode(line)
         except ValueError:
             return read, False
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -80,17 +126,17 @@ def answer_early(listing: dict[str, Any], stdin: BinaryIO, stdout: BinaryIO) -> 
         method, params = message.get("method"), message.get("params", {})
         if "id" not in message and isinstance(method, str):
             continue  # a notification: nothing to answer (the whole server reads it again)
-        message_id = message.get("id")
-        if not isinstance(message_id, str | int) or isinstance(message_id, bool) or not isinstance(params, dict):
+        ident = _id(message.get("id"))
+        if ident is None or not isinstance(params, dict):
             return read, False
         if method == "initialize":
             requested = params.get("protocolVersion")
-            version = requested if requested in listing["tools"] else listing["latest"]
-            result = {**listing["initialize"], "protocolVersion": version}
+            version = requested if isinstance(requested, str) and requested in initialize else str(listing["latest"])
+            result = initialize[version]
         elif method == "tools/list" and version:
-            result = {"tools": listing["tools"][version]}
+            result = tools[version]
         else:
             return read, False
-        stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}).encode() + b"\n")
+        stdout.write(b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result + b"}\n")
         stdout.flush()
     return read, True

@@ -18,15 +18,18 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, BinaryIO, TypeVar
+from typing import BinaryIO, Final, TypeVar
 
+import msgspec
+
+import memd
 from memd import __version__
 from memd.protocol import Ping, Pong, Reply, Request
 
 from .. import autostart
 from ..paths import Paths
 from ..rpc import Client, DaemonError, DaemonUnavailable
-from .early import write_listing
+from .early import fingerprint, write_listing
 from .protocol import VERSIONS, Server, ToolError
 from .tools import INSTRUCTIONS, Context, tools
 
@@ -115,20 +118,28 @@ def _environ_context(daemon: Daemon) -> Context:
     return Context(call=daemon.call, project_dir=project, session=os.environ.get("CLAUDE_CODE_SESSION_ID") or None)
 
 
-def _write_listing(path: str, key: str) -> None:
-    """The answers to ``initialize`` and ``tools/list`` for every protocol version, computed by
-    a ``Server`` of their own (answering changes a server's state), for ``early``."""
+LISTED_FILES: Final = ("__init__.py", "protocol.py", os.path.join("capture", "events.py"))
+"""memd's files the listing is made of (its version, request types, event kinds), beside
+every module of this package."""
+
+
+def _write_listing(path: str) -> None:
+    """The answers to ``initialize`` and ``tools/list`` for every protocol version, JSON-encoded,
+    computed by a ``Server`` of their own (answering changes a server's state), for ``early``."""
     probe = Server("memd", __version__, tools(Context(call=_no_call, project_dir=None, session=None)), INSTRUCTIONS)
-    answers: dict[str, list[dict[str, Any]]] = {}
-    initialize: dict[str, Any] = {}
+    initialize, listed = {}, {}
     for version in VERSIONS:
         init = probe.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version}})
-        listed = probe.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        assert init is not None and listed is not None
-        initialize = {k: v for k, v in init["result"].items() if k != "protocolVersion"}
-        answers[version] = listed["result"]["tools"]
+        tools_list = probe.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert init is not None and tools_list is not None
+        initialize[version] = msgspec.json.encode(init["result"])
+        listed[version] = msgspec.json.encode(tools_list["result"])
+    here, memd_dir = os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(memd.__file__))
+    files = [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
+    files += [os.path.join(memd_dir, n) for n in LISTED_FILES]
+    listing = {"files": files, "key": fingerprint(files), "latest": VERSIONS[0], "initialize": initialize}
     try:
-        write_listing(path, {"key": key, "latest": VERSIONS[0], "initialize": initialize, "tools": answers})
+        write_listing(path, {**listing, "tools": listed})
     except OSError as exc:  # a read-only state dir: every start imports the whole server, that is all
         sys.stderr.write(f"memd mcp: listing not written ({exc.strerror}): {path}\n")
 
@@ -153,14 +164,14 @@ def serve(server: Server, stdin: BinaryIO, stdout: BinaryIO) -> None:
             stdout.flush()
 
 
-def main(paths: Paths, early: Sequence[bytes] = (), listing: tuple[str, str] | None = None) -> int:
+def main(paths: Paths, early: Sequence[bytes] = (), listing: str | None = None) -> int:
     """``memctl mcp``: serve MCP on stdin/stdout.  ``early``: the lines ``early.answer_early``
     read (all answered but the last, which is answered here); ``listing``: where to write the
-    listing it answers from, and its key (it was missing or stale)."""
+    listing it answers from (it was missing or stale)."""
     daemon = Daemon(paths)
     server = Server("memd", __version__, tools(_environ_context(daemon)), INSTRUCTIONS)
     if listing is not None:
-        _write_listing(*listing)
+        _write_listing(listing)
     try:
         for line in early[:-1]:
             server.receive(line)  # answered early: read again for the same state, not answered twice

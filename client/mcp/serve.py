@@ -1,0 +1,36 @@
+"""What Claude Code runs for memd's MCP server: ``<python> -I -S .../memd_client/mcp/serve.py``.
+
+Claude Code waits for the server's first answers at every session start, so they come
+from ``early`` before ``site`` is even imported (~35 ms with an editable install): ``-S``
+leaves it out, and this script puts the two stdlib-only modules it needs on ``sys.path``
+by hand, as ``hook.py`` does.  Only the first message the listing cannot answer brings
+``site`` in, and with it the whole server (``memd_client.mcp.server``).
+"""
+
+import sys
+
+if __name__ == "__main__":
+    here = __file__.rpartition("/")[0]
+    sys.path[:0] = [here, here.rpartition("/")[0]]  # early.py; the client's paths.py
+    import early
+    import paths
+
+    del sys.path[:2]  # nothing of this package shadows a top-level module later on
+    where = paths.resolve()
+    listing_path = f"{where.state_dir}/{early.LISTING}"
+    listing = early.read_listing(listing_path)
+    read: list[bytes] = []
+    if listing is not None:
+        try:
+            read, ended = early.answer_early(listing, sys.stdin.buffer, sys.stdout.buffer)
+        except (KeyboardInterrupt, BrokenPipeError):  # Claude Code ends the session: SIGINT
+            sys.exit(0)
+        if ended:
+            sys.exit(0)
+    import site
+
+    site.main()  # the installation's packages: msgspec, memd, and memd_client itself
+    from memd_client.mcp.server import main
+    from memd_client.paths import resolve
+
+    sys.exit(main(resolve(), early=read, listing=None if listing is not None else listing_path))
