@@ -300,6 +300,8 @@ def test_the_first_answers_come_from_the_listing_without_importing_the_server(da
         marked["initialize"][version] = json.dumps({**json.loads(answer), "instructions": "from the listing"}).encode()
     listing.write_bytes(marshal.dumps(marked))
     fourth = Session(daemon)
+    discover = fourth.ask("server/discover")  # Claude Code 2.1's first message: refused as the server refuses it
+    assert discover["error"] == {"code": -32601, "message": "Method not found: server/discover"}
     assert fourth.initialize()["result"]["instructions"] == "from the listing"  # it answered, not the server
     assert fourth.close() == 0
     text, error = second.call("mem_search", query="anything")  # the whole server, from here on

@@ -9,7 +9,8 @@ server wrote the last time it ran (``LISTING`` in memd's state directory: the an
 JSON-encoded, per protocol version), while the files the listing was made of are
 unchanged (``fingerprint``; the listing names them).  The first message it cannot answer
 from the listing (a tool call, anything unusual, or any message at all without a current
-listing) hands everything over to the whole server, which reads the lines answered so far
+listing; the methods the whole server refuses, such as Claude Code 2.1's ``server/discover``
+probe, are refused here as there) hands everything over to the whole server, which reads the lines answered so far
 again to reach the same state, then answers that message.  One source of truth: the whole
 server's ``Server`` computes every answer; the listing is its output, written by it.
 """
@@ -109,8 +110,8 @@ def answer_early(
     """Answer ``initialize``, ``tools/list`` and notifications from ``listing`` until a line
     needs the whole server: (every line read, whether stdin ended), the last line unanswered
     unless it did.  Anything unusual (a batch, bad JSON, an odd id) is the whole server's."""
-    initialize, tools = listing["initialize"], listing["tools"]
-    assert isinstance(initialize, dict) and isinstance(tools, dict)
+    initialize, tools, refused = listing["initialize"], listing["tools"], listing["refused"]
+    assert isinstance(initialize, dict) and isinstance(tools, dict) and isinstance(refused, dict)
     read: list[bytes] = []
     version = ""
     while line := stdin.readline():
@@ -132,11 +133,13 @@ def answer_early(
         if method == "initialize":
             requested = params.get("protocolVersion")
             version = requested if isinstance(requested, str) and requested in initialize else str(listing["latest"])
-            result = initialize[version]
+            answer = b'"result":' + initialize[version]
         elif method == "tools/list" and version:
-            result = tools[version]
+            answer = b'"result":' + tools[version]
+        elif isinstance(method, str) and method in refused:  # Claude Code 2.1 probes with server/discover
+            answer = b'"error":' + refused[method]
         else:
             return read, False
-        stdout.write(b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result + b"}\n")
+        stdout.write(b'{"jsonrpc":"2.0","id":' + ident + b"," + answer + b"}\n")
         stdout.flush()
     return read, True

@@ -123,6 +123,11 @@ LISTED_FILES: Final = ("__init__.py", "protocol.py", os.path.join("capture", "ev
 every module of this package."""
 
 
+PROBED: Final = ("server/discover",)
+"""Methods clients send before ``initialize`` that this server does not offer: Claude Code 2.1
+opens with ``server/discover`` (the stateless protocol), then falls back to ``initialize``."""
+
+
 def _write_listing(path: str) -> None:
     """The answers to ``initialize`` and ``tools/list`` for every protocol version, JSON-encoded,
     computed by a ``Server`` of their own (answering changes a server's state), for ``early``."""
@@ -134,12 +139,17 @@ def _write_listing(path: str) -> None:
         assert init is not None and tools_list is not None
         initialize[version] = msgspec.json.encode(init["result"])
         listed[version] = msgspec.json.encode(tools_list["result"])
+    refused = {}
+    for method in PROBED:
+        error = probe.handle({"jsonrpc": "2.0", "id": 2, "method": method})
+        assert error is not None and "error" in error
+        refused[method] = msgspec.json.encode(error["error"])
     here, memd_dir = os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(memd.__file__))
     files = [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
     files += [os.path.join(memd_dir, n) for n in LISTED_FILES]
     listing = {"files": files, "key": fingerprint(files), "latest": VERSIONS[0], "initialize": initialize}
     try:
-        write_listing(path, {**listing, "tools": listed})
+        write_listing(path, {**listing, "tools": listed, "refused": refused})
     except OSError as exc:  # a read-only state dir: every start imports the whole server, that is all
         sys.stderr.write(f"memd mcp: listing not written ({exc.strerror}): {path}\n")
 
