@@ -7,7 +7,8 @@ directory (and in the launcher part's daemon's).  Parts (``--parts``, default al
 ``startup``   wall time from spawning the MCP server to reading its answer to the
               ``initialize`` line Claude Code 2.1.270 sent (recorded in
               ``../shared/fixtures/claude-code/mcp/initialize_request_from_claude_code.json``):
-              ``python -m memd_client.mcp`` as ``memctl mcp install`` registers it, and
+              ``python -I -S memd_client/mcp/serve.py`` as ``memctl mcp install`` registers it
+              (its answers come from the listing the whole server wrote, ``mcp/early.py``), and
               ``sh hooks/memd-launch mcp`` as the plugin's ``.mcp.json`` starts it.
               Interleaved run by run (order rotated) with the floors ``python -I -S -c
               pass`` and ``python -c "import msgspec"``, spawn to exit, on the same
@@ -92,6 +93,7 @@ from memd.protocol import (
     Timeline,
     TimelineResult,
 )
+from memd_client.install import MCP_SCRIPT
 from memd_client.mcp.protocol import Server
 from memd_client.mcp.tools import INSTRUCTIONS, Context, tools
 from memd_client.memctl import hook_command
@@ -108,7 +110,7 @@ DRAIN_TIMEOUT = 300.0
 
 FLOOR = "`python -I -S -c pass`"
 MSGSPEC = '`python -c "import msgspec"`'
-SERVER = "`python -m memd_client.mcp` (memctl mcp install)"
+SERVER = "`python -I -S memd_client/mcp/serve.py` (memctl mcp install)"
 PLUGIN_SERVER = "`sh hooks/memd-launch mcp` (plugin .mcp.json)"
 FASTMCP = "`from mcp.server.fastmcp import FastMCP` (/tmp/mcpv1, mcp {version})"
 PING = "ping (MCP: the server answers it; direct: the daemon's Ping)"
@@ -253,7 +255,7 @@ def measure_startup(instance: Instance, result: Result, runs: int, warmup: int) 
     commands: dict[str, list[str]] = {
         FLOOR: [python, "-I", "-S", "-c", "pass"],
         MSGSPEC: [python, "-c", "import msgspec"],
-        SERVER: [python, "-m", "memd_client.mcp"],
+        SERVER: [python, "-I", "-S", MCP_SCRIPT],
         PLUGIN_SERVER: ["sh", str(LAUNCHER), "mcp"],
     }
     series: dict[str, Callable[[int], float]] = {
