@@ -47,10 +47,21 @@ turns them off), inside code too:
 
 - PEM private-key blocks, ``-----BEGIN ... PRIVATE KEY-----`` through ``-----END ...``,
   whole; a block cut before its END loses its base64 lines.
-- Tokens recognised by shape: AWS access key ids (``AKIA``/``ASIA`` + 16), GitHub
-  (``ghp_ gho_ ghs_ ghu_ ghr_ github_pat_``), OpenAI and Anthropic (``sk-...`` with a
-  digit in it, so ``sk-learn-tutorial`` stays), Slack (``xox[abposr]-``), JWTs
-  (``eyJ...`` + two more base64url segments).
+- Tokens recognised by shape, one rule each in ``_TOKEN_PATTERNS`` (data: a name, a
+  literal that triggers it, a regex; tests/test_secret_rules.py generates fakes for every
+  rule): AWS access key ids (``AKIA``/``ASIA`` + 16) and secret keys after
+  ``aws_secret_access_key``, GitHub (``ghp_ gho_ ghs_ ghu_ ghr_ github_pat_``), OpenAI and
+  Anthropic (``sk-...`` with a digit in it, so ``sk-learn-tutorial`` stays), Slack tokens
+  (``xox[abposre]-``) and webhook URLs, JWTs (``eyJ...`` + two more base64url segments), and
+  the provider formats of gitleaks' default rules: Google API keys, Hugging Face, PyPI,
+  Stripe (``sk_/rk_`` live and test), SendGrid, Telegram bots, DigitalOcean, Shopify, GitLab
+  (personal, runner, deploy, feed, trigger tokens...), npm, Twilio, Databricks, Square,
+  Postman, Vault, age secret keys, Linear, New Relic, Doppler, Atlassian, and Discord bot
+  tokens where the text mentions Discord (the only shape without a prefix to find it by).
+- Credentials on a command line: ``mysql``/``mariadb`` ``-pPASSWORD``, ``-u``/``--user
+  user:password`` (curl, httpie...), and ``--password``, ``--token``, ``--secret``,
+  ``--api-key`` (and kin) followed by a space and a value (``--token=x`` is an assignment,
+  below).
 - ``Authorization: <scheme> <credentials>`` (the credentials; the scheme stays) and
   ``Bearer <token>`` anywhere when the token has 16+ characters and a digit.
 - The password in a URL: ``scheme://user:password@host`` keeps scheme, user and host.
@@ -379,8 +390,13 @@ def is_sensitive_key(name: str) -> bool:
 
 
 class _Pattern(NamedTuple):
-    """A secret recognised by a regular expression alone."""
+    """A secret recognised by a regular expression alone: one rule of the table below."""
 
+    name: str
+    """What it finds (``github-token``, ``stripe-key``): tests name their examples by it."""
+    trigger: str
+    """A literal every match contains, lower-cased: one search for all the triggers lets text
+    without any skip every rule."""
     regex: re.Pattern[str]
     group: int = 0
     """The part of the match that is secret (the rest is context and stays)."""
@@ -406,28 +422,47 @@ def _has_letter_and_digit(secret: str) -> bool:
     return _has_digit(secret) and any(char.isalpha() for char in secret)
 
 
-def _token(prefix: str, body: str) -> re.Pattern[str]:
-    """``prefix`` (a fixed-width literal) not glued to a word or a marker, then ``body``.
+def _token(prefix: str | tuple[str, ...], body: str) -> re.Pattern[str]:
+    """``prefix`` (a fixed-width literal, or several) not glued to a word or a marker, then ``body``.
 
     Starting with the literal lets the regex engine skip to candidates; the boundary
     checks follow it as lookbehinds.  Right after a marker is no start either: there the
     token was glued to the secret the marker replaced, so it was no token in the first
     pass and must not become one in the second (filtering is idempotent).
     """
-    return re.compile(rf"{prefix}(?<![A-Za-z0-9_-]{prefix})(?<!\[REDACTED\]{prefix}){body}")
+    prefixes = (prefix,) if isinstance(prefix, str) else prefix
+    starts = "|".join(rf"{p}(?<![A-Za-z0-9_-]{p})(?<!\[REDACTED\]{p})" for p in prefixes)
+    return re.compile(rf"(?:{starts}){body}")
 
+
+def _tokens(
+    name: str, trigger: str, prefixes: tuple[str, ...], body: str, check: Callable[[str], bool] | None = None
+) -> tuple[_Pattern, ...]:
+    """One rule per prefix (a fixed-width regex; a regex that starts with a literal is searched
+    fast), all behind one ``trigger``."""
+    return tuple(_Pattern(name, trigger, _token(prefix, body), check=check) for prefix in prefixes)
+
+
+_B: Final = r"(?![A-Za-z0-9_-])"
+"""The end of a token: no further character it could be made of."""
 
 _TOKEN_PATTERNS: Final = (
     _Pattern(
+        "private-key",
+        "-----begin",
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
             r"(?:(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----BEGIN )){0,65536}?"
             r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:[ \t]*(?:\r?\n|\\r?\\n)[A-Za-z0-9+/=]{8,128}){0,1024})"
-        )
+        ),
     ),
-    _Pattern(re.compile(r"://[^\s/:@?#'\"`<>\[\]]{0,256}:([^\s/@?#'\"`<>\[\]]{1,256})@"), group=1),
     _Pattern(
+        "url-password", "://", re.compile(r"://[^\s/:@?#'\"`<>\[\]]{0,256}:([^\s/@?#'\"`<>\[\]]{1,256})@"), group=1
+    ),
+    _Pattern(
+        "authorization",
+        "authorization",
         re.compile(
             r"authorization\\?[\"']?[ \t]{0,8}[:=][ \t]{0,8}\\?[\"']?"
             r"(?:bearer|basic|token|digest|bot|negotiate|ntlm|apikey)[ \t]{1,8}([a-z0-9._~+/=-]{1,4096})"
@@ -436,25 +471,109 @@ _TOKEN_PATTERNS: Final = (
         lowered=True,
     ),
     _Pattern(
+        "bearer-token",
+        "bearer",
         re.compile(r"bearer(?<![a-z0-9_]bearer)(?<!\[redacted\]bearer)[ \t]{1,8}([a-z0-9._~+/=-]{16,4096})"),
         group=1,
         lowered=True,
         check=_has_digit,
     ),
-    _Pattern(_token(r"gh[pousr]_", r"[A-Za-z0-9]{20,255}")),
-    _Pattern(_token(r"github_pat_", r"[A-Za-z0-9_]{22,255}")),
-    _Pattern(_token(r"sk-", r"[A-Za-z0-9_-]{20,512}"), check=_has_letter_and_digit),
-    _Pattern(_token(r"xox[abposr]-", r"[A-Za-z0-9-]{10,255}")),
-    _Pattern(_token(r"eyJ", r"[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{0,4096}")),
-    _Pattern(_token(r"AKIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])")),
-    _Pattern(_token(r"ASIA", r"[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    *_tokens("github-token", "gh", (r"gh[pousr]_",), r"[A-Za-z0-9]{20,255}"),
+    *_tokens("github-token", "github_pat_", (r"github_pat_",), r"[A-Za-z0-9_]{22,255}"),
+    *_tokens("openai-anthropic-key", "sk-", (r"sk-",), r"[A-Za-z0-9_-]{20,512}", check=_has_letter_and_digit),
+    *_tokens("slack-token", "xox", (r"xox[abposre]-",), r"[A-Za-z0-9-]{10,255}"),
+    *_tokens("jwt", "eyj", (r"eyJ",), r"[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{0,4096}"),
+    *_tokens("aws-access-key", "ia", (r"A[KS]IA",), r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    _Pattern(
+        "aws-secret-key",
+        "aws_s",
+        re.compile(r"aws_(?:secret_access_key|session_token)\\?[\"']?[ \t]{1,8}\\?[\"']?([a-z0-9/+=]{16,1024})"),
+        group=1,
+        lowered=True,
+    ),  # ``aws configure set aws_secret_access_key VALUE``: no separator the key=value rule knows
+    # Provider tokens, after gitleaks' default rules: a fixed prefix, then a body of a known shape.
+    *_tokens("google-api-key", "aiza", (r"AIza",), rf"[0-9A-Za-z_-]{{35}}{_B}"),
+    *_tokens("huggingface-token", "hf_", (r"hf_",), rf"[A-Za-z]{{34}}{_B}"),
+    *_tokens("huggingface-token", "api_org_", (r"api_org_",), rf"[A-Za-z]{{34}}{_B}"),
+    *_tokens("pypi-token", "pypi-", (r"pypi-AgEIcHlwaS5vcmc",), r"[A-Za-z0-9_-]{50,1024}"),
+    *_tokens("stripe-key", "k_", (r"[sr]k_live_", r"[sr]k_test_"), rf"[0-9A-Za-z]{{10,247}}{_B}"),
+    *_tokens("sendgrid-key", "sg.", (r"SG\.",), rf"[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_B}"),
+    _Pattern(
+        "slack-webhook",
+        "hooks.slack.com/",
+        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{20,256})"),
+        group=1,
+    ),
+    _Pattern(  # no prefix: searched only when ":AA" is in the text
+        "telegram-bot-token",
+        ":aa",
+        re.compile(r"(?<![0-9A-Za-z_:-])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}(?![0-9A-Za-z_-])"),
+    ),
+    *_tokens("digitalocean-token", "_v1_", (r"do[por]_v1_",), rf"[a-f0-9]{{64}}{_B}"),
+    *_tokens("shopify-token", "shp", (r"shp(?:at|ca|pa|ss)_",), rf"[a-fA-F0-9]{{32}}{_B}"),
+    *_tokens("gitlab-token", "gl", (r"gl(?:rt|dt|ft)-", r"gl(?:pat|cbt)-", r"glsoat-"), rf"[0-9A-Za-z_-]{{20,64}}{_B}"),
+    *_tokens("gitlab-token", "gl", (r"glptt-",), rf"[0-9a-f]{{40}}{_B}"),
+    *_tokens("npm-token", "npm_", (r"npm_",), rf"[A-Za-z0-9]{{36}}{_B}"),
+    *_tokens("twilio-key", "sk", (r"SK",), rf"[0-9a-fA-F]{{32}}{_B}", check=_has_letter_and_digit),
+    *_tokens("databricks-token", "dapi", (r"dapi",), rf"[a-f0-9]{{32}}(?:-[0-9])?{_B}"),
+    *_tokens("square-token", "sq0", (r"sq0(?:atp|csp)-",), rf"[0-9A-Za-z_-]{{22,43}}{_B}"),
+    *_tokens("square-token", "eaaa", (r"EAAA",), rf"[0-9A-Za-z_-]{{60}}{_B}"),
+    *_tokens("postman-key", "pmak-", (r"PMAK-",), rf"[a-f0-9]{{24}}-[a-f0-9]{{34}}{_B}"),
+    *_tokens("vault-token", "hv", (r"hv[sb]\.",), rf"[A-Za-z0-9_-]{{24,255}}{_B}"),
+    *_tokens("age-secret-key", "age-secret-key-1", (r"AGE-SECRET-KEY-1",), r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    *_tokens("linear-key", "lin_api_", (r"lin_api_",), rf"[A-Za-z0-9]{{40}}{_B}"),
+    *_tokens("newrelic-key", "nrak-", (r"NRAK-",), rf"[A-Z0-9]{{27}}{_B}"),
+    *_tokens(
+        "doppler-token", "dp.", (r"dp\.(?:pt|st|sa|ct)\.", r"dp\.scim\.", r"dp\.audit\."), rf"[A-Za-z0-9]{{40,44}}{_B}"
+    ),
+    *_tokens("atlassian-token", "atatt3", (r"ATATT3",), rf"[A-Za-z0-9_=-]{{150,300}}{_B}"),
+    _Pattern(  # no prefix: searched only in text that mentions Discord
+        "discord-bot-token",
+        "discord",
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])"
+        ),
+        check=_has_letter_and_digit,
+    ),
+    # Credentials on a command line: the flags that take them, in the forms clients accept.
+    _Pattern(
+        "cli-password",
+        "mysql",
+        re.compile(r"mysql(?:dump|admin)?(?:[ \t]+-[^\s]+)*?[ \t]+-p([^\s'\"-][^\s'\"]{0,255})"),
+        group=1,
+    ),
+    _Pattern(
+        "cli-password",
+        "mariadb",
+        re.compile(r"mariadb(?:-dump)?(?:[ \t]+-[^\s]+)*?[ \t]+-p([^\s'\"-][^\s'\"]{0,255})"),
+        group=1,
+    ),
+    *(
+        _Pattern(
+            "cli-user-password",
+            flag,
+            re.compile(rf"{flag}(?<![A-Za-z0-9_-]{flag})(?:[ \t]+|=)[\"']?[^\s:'\"@/]{{1,128}}:([^\s'\"@]{{1,256}})"),
+            group=1,
+        )
+        for flag in ("-u", "--user")
+    ),
+    _Pattern(
+        "cli-secret-flag",
+        "--",
+        re.compile(
+            r"--(?<![A-Za-z0-9_-]--)(?:password|passwd|pass|token|secret|api-key|apikey|access-token|auth-token"
+            r"|client-secret|secret-key)[ \t]+[\"']?([^\s'\"$<{%-][^\s'\"]{2,511})"
+        ),
+        group=1,
+    ),
 )
 
+_TRIGGERS: Final = tuple(dict.fromkeys(p.trigger for p in _TOKEN_PATTERNS))
 _TOKEN_TRIGGER: Final = re.compile(
-    r"-----begin|://|authorization|bearer|gh[pousr]_|github_pat_|sk-|xox[abposr]-|eyj|akia|asia"
+    "|".join(sorted({re.escape(p.trigger) for p in _TOKEN_PATTERNS}, key=len, reverse=True))
 )
-"""Something every token shape above starts with, in the lower-cased text: one search
-that lets the common text without any skip the eleven patterns."""
+"""A literal every rule's match contains, in the lower-cased text: one search that lets the
+common text without any skip every rule."""
 
 # key = value: found from the words naming secrets (in the lower-cased text), then
 # judged in Python: the key by is_sensitive_key, the value by _bare_verdict.
@@ -613,7 +732,9 @@ def _token_secrets(text: str, low: str) -> list[Span]:
     """Every shape rule run on the same text; overlapping spans (a JWT that is also a
     bearer token) are merged into one secret."""
     merged: list[Span] = []
-    for start, end in sorted(span for pattern in _TOKEN_PATTERNS for span in pattern(text, low)):
+    present = {trigger for trigger in _TRIGGERS if trigger in low}  # each searched once
+    found = (span for pattern in _TOKEN_PATTERNS if pattern.trigger in present for span in pattern(text, low))
+    for start, end in sorted(found):
         if merged and start < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:

@@ -1,0 +1,168 @@
+"""Every secret rule, tried on generated fakes: five per rule, each in a prompt, a shell command and
+a JSON file a tool read; and ordinary developer text that must come out untouched.
+
+Each rule of ``memd.privacy._TOKEN_PATTERNS`` has a generator here, by the rule's name: a rule
+added without one fails ``test_every_rule_has_examples``.  A generator returns the text a user
+would write and the secret in it; the test checks that nothing of the secret survives the filter.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections.abc import Callable
+
+import pytest
+
+from memd.config import PrivacyConfig
+from memd.privacy import _TOKEN_PATTERNS, Privacy
+
+FILTER = Privacy(PrivacyConfig())
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+B64URL = ALNUM + "_-"
+
+
+def pick(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def mixed(rng: random.Random, alphabet: str, n: int) -> str:
+    """``n`` characters of ``alphabet`` with at least one letter and one digit (as real keys have)."""
+    while True:
+        value = pick(rng, alphabet, n)
+        if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            return value
+
+
+Example = tuple[str, str]
+"""(the text, the secret in it)"""
+
+
+def token(make: Callable[[random.Random], str]) -> Callable[[random.Random], Example]:
+    def example(rng: random.Random) -> Example:
+        secret = make(rng)
+        return f"use {secret} for now", secret
+
+    return example
+
+
+GENERATORS: dict[str, Callable[[random.Random], Example]] = {
+    "private-key": lambda r: (
+        (s := pick(r, ALNUM, 64))
+        and f"-----BEGIN OPENSSH PRIVATE KEY-----\n{s}\n{pick(r, ALNUM, 40)}\n-----END OPENSSH PRIVATE KEY-----",
+        s,
+    ),
+    "url-password": lambda r: ((s := mixed(r, ALNUM, 14)) and f"git clone https://deploy:{s}@git.example.com/x", s),
+    "authorization": lambda r: ((s := mixed(r, B64URL, 30)) and f"Authorization: Basic {s}", s),
+    "bearer-token": lambda r: ((s := mixed(r, B64URL, 32)) and f"curl -H 'X: Bearer {s}' https://api", s),
+    "github-token": token(lambda r: r.choice(["ghp_", "gho_", "ghs_", "ghu_", "ghr_"]) + mixed(r, ALNUM, 36)),
+    "openai-anthropic-key": token(lambda r: "sk-ant-api03-" + mixed(r, B64URL, 60)),
+    "slack-token": token(lambda r: "xoxb-" + pick(r, "0123456789", 12) + "-" + mixed(r, ALNUM, 24)),
+    "jwt": token(lambda r: "eyJhbGciOiJIUzI1NiJ9." + pick(r, B64URL, 40) + "." + pick(r, B64URL, 43)),
+    "aws-access-key": token(lambda r: r.choice(["AKIA", "ASIA"]) + pick(r, string.ascii_uppercase + "234567", 16)),
+    "aws-secret-key": lambda r: (
+        (s := mixed(r, ALNUM + "/+", 40)) and f"aws configure set aws_secret_access_key {s}",
+        s,
+    ),
+    "google-api-key": token(lambda r: "AIza" + pick(r, B64URL, 35)),
+    "huggingface-token": token(lambda r: r.choice(["hf_", "api_org_"]) + pick(r, string.ascii_letters, 34)),
+    "pypi-token": token(lambda r: "pypi-AgEIcHlwaS5vcmc" + pick(r, B64URL, 70)),
+    "stripe-key": token(lambda r: r.choice(["sk", "rk"]) + r.choice(["_live_", "_test_"]) + mixed(r, ALNUM, 24)),
+    "sendgrid-key": token(lambda r: "SG." + pick(r, B64URL, 22) + "." + pick(r, B64URL, 43)),
+    "slack-webhook": lambda r: (
+        (s := f"T{pick(r, ALNUM, 8)}/B{pick(r, ALNUM, 8)}/{pick(r, ALNUM, 24)}")
+        and f"POST https://hooks.slack.com/services/{s}",
+        s,
+    ),
+    "telegram-bot-token": token(lambda r: pick(r, "123456789", 9) + ":AA" + pick(r, B64URL, 33)),
+    "digitalocean-token": token(lambda r: r.choice(["dop", "doo", "dor"]) + "_v1_" + pick(r, HEX, 64)),
+    "shopify-token": token(lambda r: r.choice(["shpat_", "shpca_", "shppa_", "shpss_"]) + pick(r, HEX, 32)),
+    "gitlab-token": token(
+        lambda r: r.choice(["glpat-", "glrt-", "gldt-", "glft-", "glsoat-", "glcbt-"]) + mixed(r, B64URL, 20)
+    ),
+    "npm-token": token(lambda r: "npm_" + mixed(r, ALNUM, 36)),
+    "twilio-key": token(lambda r: "SK" + mixed(r, HEX, 32)),
+    "databricks-token": token(lambda r: "dapi" + pick(r, HEX, 32)),
+    "square-token": token(lambda r: r.choice(["sq0atp-" + pick(r, B64URL, 22), "EAAA" + pick(r, B64URL, 60)])),
+    "postman-key": token(lambda r: f"PMAK-{pick(r, HEX, 24)}-{pick(r, HEX, 34)}"),
+    "vault-token": token(lambda r: r.choice(["hvs.", "hvb."]) + pick(r, B64URL, 90)),
+    "age-secret-key": token(lambda r: "AGE-SECRET-KEY-1" + pick(r, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+    "linear-key": token(lambda r: "lin_api_" + mixed(r, ALNUM, 40)),
+    "newrelic-key": token(lambda r: "NRAK-" + mixed(r, string.ascii_uppercase + string.digits, 27)),
+    "doppler-token": token(lambda r: "dp.pt." + mixed(r, ALNUM, 43)),
+    "atlassian-token": token(lambda r: "ATATT3" + pick(r, B64URL, 180)),
+    "discord-bot-token": lambda r: (
+        (s := r.choice("MNO") + mixed(r, B64URL, 23) + "." + pick(r, B64URL, 6) + "." + mixed(r, B64URL, 38))
+        and f"the discord bot runs with {s}",
+        s,
+    ),
+    "cli-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"mysql -uroot -p{s} -h db shop", s),
+    "cli-user-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"curl -u admin:{s} https://ci.local/api", s),
+    "cli-secret-flag": lambda r: ((s := mixed(r, ALNUM, 20)) and f"vault login --token {s}", s),
+}
+
+
+def test_every_rule_has_examples() -> None:
+    assert {p.name for p in _TOKEN_PATTERNS} == set(GENERATORS)
+
+
+CASES = [(name, seed) for name in sorted(GENERATORS) for seed in range(5)]
+
+
+def contexts(text: str) -> list[str]:
+    """The text as a prompt, inside a shell command, and as a JSON file's content."""
+    return [text, f"bash -c '{text}'", json.dumps({"config": {"note": text}})]
+
+
+@pytest.mark.parametrize(("name", "seed"), CASES)
+def test_a_secret_of_every_kind_is_removed(name: str, seed: int) -> None:
+    text, secret = GENERATORS[name](random.Random(f"{name}-{seed}"))
+    for context in contexts(text):
+        filtered, found = FILTER.text(context)
+        assert secret not in filtered, (name, filtered)
+        assert found.secrets >= 1
+        assert "[REDACTED]" in filtered
+
+
+def test_a_hook_payload_keeps_nothing_of_any_secret() -> None:
+    rng = random.Random(7)
+    secrets = [GENERATORS[name](rng) for name in sorted(GENERATORS)]
+    payload = {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": "/srv/app/.env"},
+        "tool_response": {"file": {"content": "\n".join(text for text, _ in secrets)}},
+    }
+    filtered, found = FILTER.value(payload)
+    dumped = json.dumps(filtered)
+    assert not [secret for _, secret in secrets if secret in dumped]
+    assert found.secrets >= len(secrets)
+
+
+ORDINARY = [
+    "def connect(self, host: str, port: int = 5432) -> Connection:",
+    "commit 3f9c2a1b7d4e5f60718293a4b5c6d7e8f9012345 (HEAD -> main)",
+    "request id 123e4567-e89b-12d3-a456-426614174000 took 35 ms",
+    '"integrity": "sha512-Z3Jhc3Nob3BwZXIgZ3Jhc3Nob3BwZXIgZ3Jhc3Nob3BwZXIgZ3Jhc3Nob3BwZXI="',
+    "resolved https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz#5b8a3a7765dfe0012ad8a3ba0f3c05d2d5a53f86",
+    "img src=data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kg"
+    "AAAABJRU5ErkJggg==",
+    "test_a_session_is_stored_event_for_event_even_when_replayed_twice passed",
+    "see https://docs.python.org/3/library/re.html#re.compile and http://localhost:8080/health",
+    "git push -u origin main && git checkout -b feature/skip-flaky-tests",
+    "pip install --user requests; npm install --save-dev eslint",
+    "검색을 위한 색인을 다시 만들었습니다: 12개의 세션, 340개의 이벤트",
+    "ssh -p 2222 deploy@host; mysql --host db --port 3306 shop < dump.sql",
+    "the skeleton key idea: SKIP_SLOW=1 pytest -k 'not slow' -x",
+    "Glossary: glucose, glpk, glance; hvac; dapper; askia is a name",
+    "curl -u user https://example.com  # asks for the password",
+    "--token-file ~/.config/tok --password-stdin",
+]
+
+
+@pytest.mark.parametrize("line", ORDINARY)
+def test_ordinary_developer_text_passes_untouched(line: str) -> None:
+    filtered, found = FILTER.text(line)
+    assert (filtered, found.secrets) == (line, 0)
