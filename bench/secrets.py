@@ -1,0 +1,134 @@
+"""The secret rules measured: what they catch, what they wrongly hide, what they cost.
+
+- recall: ``--per-rule`` fakes of every rule (the generators of tests/test_secret_rules.py,
+  random but valid-looking), each alone in a line of prose, a shell command and a JSON
+  file; a fake counts as caught when nothing of it is left in any of the three.
+- false alarms: ordinary developer text that must pass untouched, line by line: memd's own
+  source and docs (``memd/``, ``client/``, ``*.md``; not ``tests/``, whose fakes must be
+  caught, nor ``memd/privacy.py``, which quotes token shapes), ``git log`` lines (SHAs,
+  names, subjects), the pinned Claude Code's ``package-lock.json`` (sha512 integrity
+  hashes, registry URLs) when it is installed, UUIDs, and Korean prose; a line counts as a
+  false alarm when the filter changes it.
+- cost: ``Privacy.text`` on the ordinary corpus, per MB, and on 50 KB of it.
+
+    .venv/bin/python bench/secrets.py [--per-rule 20] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from test_secret_rules import GENERATORS, contexts  # noqa: E402
+
+from memd.config import PrivacyConfig  # noqa: E402
+from memd.privacy import Privacy  # noqa: E402
+
+KOREAN = [
+    "검색을 위한 색인을 다시 만들었습니다.",
+    "이 함수는 세션이 끝날 때 요약을 저장합니다.",
+    "배포 스크립트가 실패하면 로그를 먼저 확인하세요.",
+    "토큰 수가 예산을 넘으면 오래된 기억부터 줄입니다.",
+]
+TARGET_RECALL = 0.99
+TARGET_FALSE_ALARMS = 0.005
+TARGET_50KB_MS = 5.0
+
+
+def ordinary_lines() -> list[str]:
+    lines: list[str] = []
+    sources = [*(REPO / "memd").rglob("*.py"), *(REPO / "client").rglob("*.py"), *REPO.glob("*.md")]
+    for path in sorted(sources):
+        if path.name != "privacy.py":
+            lines += path.read_text(encoding="utf-8").splitlines()
+    log = subprocess.run(
+        ["git", "-C", str(REPO), "log", "--format=%H %an <%ae> %s", "-n", "2000"], capture_output=True, text=True
+    )
+    lines += log.stdout.splitlines()
+    lock = Path.home() / ".cache" / "memd-e2e" / "claude-code-2.1.328" / "package-lock.json"
+    if lock.exists():
+        lines += lock.read_text().splitlines()
+    rng = random.Random(3)
+    lines += [f"request {uuid.UUID(int=rng.getrandbits(128))} finished in {rng.randint(1, 900)} ms" for _ in range(500)]
+    lines += KOREAN * 50
+    return [line for line in lines if line.strip()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--per-rule", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    privacy = Privacy(PrivacyConfig())
+
+    missed: dict[str, int] = {}
+    fakes = 0
+    for name, generate in sorted(GENERATORS.items()):
+        for seed in range(args.per_rule):
+            text, secret = generate(random.Random(f"bench-{name}-{seed}"))
+            fakes += 1
+            if any(secret in privacy.text(context)[0] for context in contexts(text)):
+                missed[name] = missed.get(name, 0) + 1
+
+    lines = ordinary_lines()
+    changed = [line for line in lines if privacy.text(line)[0] != line]
+    corpus = "\n".join(lines)
+    mb = len(corpus.encode()) / 1e6
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        privacy.text(corpus)
+        times.append((time.perf_counter() - started) * 1000)
+    chunk = corpus[:50_000]
+    chunk_times = []
+    for _ in range(50):
+        started = time.perf_counter()
+        privacy.text(chunk)
+        chunk_times.append((time.perf_counter() - started) * 1000)
+
+    result = {
+        "rules": len(GENERATORS),
+        "fakes": fakes,
+        "recall": round(1 - sum(missed.values()) / fakes, 4),
+        "missed": missed,
+        "ordinary_lines": len(lines),
+        "false_alarm_lines": len(changed),
+        "false_alarm_rate": round(len(changed) / len(lines), 5),
+        "false_alarm_examples": [line[:160] for line in changed[:15]],
+        "corpus_mb": round(mb, 2),
+        "ms_per_mb_p50": round(statistics.median(times) / mb, 1),
+        "ms_50kb_p50": round(statistics.median(chunk_times), 2),
+    }
+    met = (
+        result["recall"] >= TARGET_RECALL
+        and result["false_alarm_rate"] <= TARGET_FALSE_ALARMS
+        and result["ms_50kb_p50"] <= TARGET_50KB_MS
+    )
+    if args.json:
+        print(json.dumps({**result, "met": met}))
+    else:
+        for key, value in result.items():
+            if key != "false_alarm_examples":
+                print(f"{key:>20}: {value}")
+        print("false alarms, first lines:")
+        for line in result["false_alarm_examples"]:
+            print(f"  {line}")
+        print(
+            f"target: recall >= {TARGET_RECALL:.0%}, false alarms <= {TARGET_FALSE_ALARMS:.1%} of lines,"
+            f" 50 KB <= {TARGET_50KB_MS:g} ms: {'met' if met else 'NOT met'}"
+        )
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
