@@ -82,6 +82,7 @@ def test_compact_resume_fork_of_an_older_session_and_import(plugin_user: ClaudeC
     user.run("/compact", "--resume", older.session_id)
     resumed = user.run("Continue the billing timers\n@bash echo resumed\n@say resumed", "--resume", older.session_id)
     assert resumed.session_id == older.session_id
+    time.sleep(2.0)  # the two sessions' last replies seconds apart: seconds_since_last_response is whole seconds
     newer = user.run("Goal: rotate the staging TLS certificates\n@bash echo certs\n@say certs rotated")
     time.sleep(1.5)  # the fork's parent is told apart from the newest session by when it last replied
     first = len(api.requests)
