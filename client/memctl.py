@@ -23,6 +23,7 @@ import msgspec
 
 from memd import __version__
 from memd.capture.events import KINDS
+from memd.capture.prepare import SECRET_KIND
 from memd.cite import FORMATS, label
 from memd.context import detail_text, index_line, timeline_text
 from memd.instance import is_locked
@@ -162,8 +163,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  events:        {report.events} in {report.sessions} sessions, {report.projects} projects",
         f"  rejected:      {report.rejected} payloads; skipped {report.skipped} events since start",
         f"  repaired:      {report.lone_surrogates} events had lone surrogates (half an emoji) replaced by U+FFFD",
-        "  privacy:       "
-        + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.redactions.items()) or "nothing removed"),
+        "  privacy:       " + (_privacy(report.redactions) or "nothing removed"),
         f"  spool backlog: {report.spool_backlog}"
         + (f"; {report.spool_failed} set aside after failed replays (memctl doctor)" if report.spool_failed else ""),
         f"  quarantined:   {report.quarantined} events not stored whole (memctl doctor)",
@@ -179,6 +179,21 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
     _emit(args, data, "\n".join(lines))
     return 0
+
+
+def _privacy(redactions: dict[str, int]) -> str:
+    """What the privacy filter removed, all time: the totals, then the secrets by kind."""
+    kinds = {name.removeprefix(SECRET_KIND): n for name, n in redactions.items() if name.startswith(SECRET_KIND)}
+    line = ", ".join(
+        f"{n} {name.replace('_', ' ')}"
+        for name, n in redactions.items()
+        if name not in kinds and not name.startswith(SECRET_KIND)
+    )
+    if kinds:
+        line += (
+            " (" + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))) + ")"
+        )
+    return line
 
 
 def cmd_ping(args: argparse.Namespace) -> int:
@@ -324,10 +339,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             f" outbox backlog {e.backlog} ({e.unembedded} without any vector yet, oldest"
             f" {e.oldest_pending_age:.0f} s), {e.failed} failed"
         )
-    lines.append(
-        "privacy filter removed: "
-        + (", ".join(f"{n} {name.replace('_', ' ')}" for name, n in reply.redactions.items()) or "nothing")
-    )
+    lines.append("privacy filter removed: " + (_privacy(reply.redactions) or "nothing"))
     lines.append("hook latency in the daemon, ms (since it started):" if reply.hook_latency_ms else "no hooks yet")
     for hook, lat in sorted(reply.hook_latency_ms.items()):
         lines.append(f"  {hook:<19}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")

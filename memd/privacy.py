@@ -160,14 +160,22 @@ class Redactions(msgspec.Struct, frozen=True, kw_only=True):
     """Some ``<private>`` or ``<!-- private -->`` was never closed."""
     chars_removed: int = 0
     """Characters of the input that were replaced, tags included."""
+    kinds: dict[str, int] = {}
+    """The secrets by the rule that found them: a shape's name (``github-token``,
+    ``stripe-key``...), ``assignment`` (a value named like a secret) or ``custom`` (an
+    ``extra_patterns`` match).  Names, never content."""
 
     def __add__(self, other: Redactions) -> Redactions:
         """The sum of two, e.g. over the fields of one event."""
+        kinds = dict(self.kinds)
+        for kind, n in other.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + n
         return Redactions(
             private_spans=self.private_spans + other.private_spans,
             secrets=self.secrets + other.secrets,
             unclosed=self.unclosed or other.unclosed,
             chars_removed=self.chars_removed + other.chars_removed,
+            kinds=kinds,
         )
 
 
@@ -728,17 +736,22 @@ def _assignments(text: str, low: str) -> list[Span]:
     return spans
 
 
-def _token_secrets(text: str, low: str) -> list[Span]:
-    """Every shape rule run on the same text; overlapping spans (a JWT that is also a
-    bearer token) are merged into one secret."""
-    merged: list[Span] = []
+def _token_secrets(text: str, low: str) -> list[tuple[int, int, str]]:
+    """Every shape rule run on the same text: (start, end, rule name); overlapping spans (a
+    JWT that is also a bearer token) are merged into one secret, named by the first."""
+    merged: list[tuple[int, int, str]] = []
     present = {trigger for trigger in _TRIGGERS if trigger in low}  # each searched once
-    found = (span for pattern in _TOKEN_PATTERNS if pattern.trigger in present for span in pattern(text, low))
-    for start, end in sorted(found):
+    found = (
+        (*span, pattern.name)
+        for pattern in _TOKEN_PATTERNS
+        if pattern.trigger in present
+        for span in pattern(text, low)
+    )
+    for start, end, name in sorted(found):
         if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
         else:
-            merged.append((start, end))
+            merged.append((start, end, name))
     return merged
 
 
@@ -751,11 +764,16 @@ def _extra_matches(regex: re.Pattern[str], text: str, markers: tuple[str, ...]) 
     ]
 
 
-def _redact(text: str, spans: list[Span]) -> tuple[str, Redactions]:
+def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Redactions]:
+    """``text`` with each (start, end, kind) span replaced by the marker, and the counts."""
     if not spans:
         return text, Redactions()
-    redacted = _splice(text, (_Edit(start, end, REDACTED) for start, end in spans))
-    return redacted, Redactions(secrets=len(spans), chars_removed=sum(end - start for start, end in spans))
+    redacted = _splice(text, (_Edit(start, end, REDACTED) for start, end, _ in spans))
+    kinds: dict[str, int] = {}
+    for _, _, kind in spans:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    removed = sum(end - start for start, end, _ in spans)
+    return redacted, Redactions(secrets=len(spans), chars_removed=removed, kinds=kinds)
 
 
 def _touches_marker(text: str, start: int, end: int, markers: tuple[str, ...]) -> bool:
@@ -846,7 +864,7 @@ class Privacy:
             return self.text(text)
         if not text.strip() or text == REDACTED:
             return text, Redactions()
-        return REDACTED, Redactions(secrets=1, chars_removed=len(text))
+        return REDACTED, Redactions(secrets=1, chars_removed=len(text), kinds={"assignment": 1})
 
     def _candidates(self, low: str) -> list[_Tag]:
         """Every tag in the text, live or in code, from its lower-cased copy."""
@@ -916,9 +934,9 @@ class Privacy:
                 if found.secrets:
                     low = _lower(text)
             if _KEY_TRIGGER.search(low):
-                text, more = _redact(text, _assignments(text, low))
+                text, more = _redact(text, [(*span, "assignment") for span in _assignments(text, low)])
                 found += more
         for regex in self._extra:
-            text, more = _redact(text, _extra_matches(regex, text, self._markers))
+            text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._markers)])
             found += more
         return text, found

@@ -59,7 +59,11 @@ def test_redactions_count_spans_and_secrets_never_content() -> None:
     out, found = DEFAULT.text(text)
     assert out == "a [PRIVATE] b [PRIVATE] password = '[REDACTED]' c"
     removed = len("<private>one</private>") + len("[private]two[/private]") + len("hunter2")
-    assert found == Redactions(private_spans=2, secrets=1, unclosed=False, chars_removed=removed)
+    assert found == Redactions(
+        private_spans=2, secrets=1, unclosed=False, chars_removed=removed, kinds={"assignment": 1}
+    )  # the kind of each secret: a rule's name, never content
+    tokens = DEFAULT.text("ghp_" + "a1" * 18 + " and glpat-" + "b2" * 10 + " and ghp_" + "c3" * 18)[1]
+    assert tokens.kinds == {"github-token": 2, "gitlab-token": 1} and tokens.secrets == 3
     assert "hunter2" not in repr(found) and "one" not in msgspec.json.encode(found).decode()
 
 
@@ -69,8 +73,12 @@ def test_redactions_flag_unclosed_in_both_modes() -> None:
 
 
 def test_redactions_add() -> None:
-    total = Redactions(private_spans=1, chars_removed=5) + Redactions(secrets=2, unclosed=True, chars_removed=7)
-    assert total == Redactions(private_spans=1, secrets=2, unclosed=True, chars_removed=12)
+    total = Redactions(private_spans=1, chars_removed=5, kinds={"jwt": 1}) + Redactions(
+        secrets=2, unclosed=True, chars_removed=7, kinds={"jwt": 1, "custom": 1}
+    )
+    assert total == Redactions(
+        private_spans=1, secrets=2, unclosed=True, chars_removed=12, kinds={"jwt": 2, "custom": 1}
+    )
     assert sum([Redactions(secrets=1)] * 3, Redactions()) == Redactions(secrets=3)
 
 

@@ -75,7 +75,7 @@ def test_stats_counts_sizes_backlog_and_hook_latency(daemon: Instance) -> None:
     assert [(c.id, c.resolved) for c in report.most_cited] == [(first, 1)]
 
     assert report.redactions == status.redactions
-    assert report.redactions["secrets"] == 1
+    assert report.redactions["secrets"] == report.redactions["secret:github-token"] == 1  # by kind too
 
     sizes = report.sizes
     assert sizes is not None
@@ -130,7 +130,7 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
     assert "graduation levels: L0 5, L1 0" in human
     assert f"({data['sizes']['measured']}); vector index file 0 B" in human
     assert "outbox backlog 5 (5 without any vector yet" in human
-    assert "privacy filter removed: " in human and "1 secrets" in human
+    assert "privacy filter removed: " in human and "1 secrets" in human and "(1 github-token)" in human
     assert "  PostToolUse        p50 " in human and "(n=1)" in human
 
 

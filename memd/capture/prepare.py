@@ -36,6 +36,7 @@ from .text import clip_strings
 __all__ = [
     "LONE_SURROGATES",
     "REPAIR_COUNTER",
+    "SECRET_KIND",
     "Capture",
     "InvalidPayload",
     "NewEvent",
@@ -221,12 +222,17 @@ def _session_columns(normalized: Normalized) -> dict[str, str]:
     return {}
 
 
+SECRET_KIND = "secret:"
+"""The prefix of a counter of secrets by kind (``secret:github-token``) in ``redaction_totals``."""
+
+
 def _counts(redactions: Redactions) -> dict[str, int]:
     return {
         "private_spans": redactions.private_spans,
         "secrets": redactions.secrets,
         "unclosed": int(redactions.unclosed),
         "chars_removed": redactions.chars_removed,
+        **{SECRET_KIND + kind: n for kind, n in sorted(redactions.kinds.items())},
     }
 
 
