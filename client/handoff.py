@@ -525,4 +525,16 @@ def main() -> None:
         with contextlib.suppress(BaseException):  # stderr itself may be gone
             # Claude Code keeps a hook's stderr in its debug log.  No content: ids and errors only.
             sys.stderr.write(f"memd hook: event not handed over or spooled: {type(exc).__name__}: {exc}\n")
-    sys.exit(0)
+    # Out at once, 0: interpreter shutdown would first give SIGTERM its default action back
+    # (a kill in that window ended the client by the signal), and costs time for nothing.
+    _flush(sys.stdout)
+    _flush(sys.stderr)
+    posix._exit(0)
+
+
+def _flush(stream) -> None:
+    """Flush ``stream``; a closed pipe is no error here (``contextlib`` would cost an import)."""
+    try:
+        stream.flush()
+    except BaseException:  # what the reader did not take, it does not need
+        return

@@ -7,7 +7,6 @@ exit 0 at once, and one killed after the acknowledgement must not spool a copy.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -252,8 +251,8 @@ def test_a_burst_of_sigtermed_clients_loses_no_event(daemon: Instance) -> None:
     def run(n: int) -> tuple[int, bytes]:
         with spawn(daemon, "UserPromptSubmit", {}) as proc:
             feed(proc, raws[n])
-            with contextlib.suppress(AssertionError):  # no handler (or already done): SIGTERM all the same
-                wait_until(lambda: catches(proc.pid, signal.SIGTERM) or proc.poll() is not None, timeout=2)
+            # The handler in place, or the client done: a loaded machine may take seconds to start it.
+            wait_until(lambda: catches(proc.pid, signal.SIGTERM) or proc.poll() is not None, timeout=30)
             time.sleep(delays[n])
             proc.send_signal(signal.SIGTERM)  # nothing if it has exited and been reaped
             return proc.wait(timeout=30), proc.stderr.read()  # type: ignore[union-attr]
