@@ -122,12 +122,15 @@ def transcript_position(payload: bytes) -> str:
     path = payload[start + 1 : end]
     if start < 0 or end < 0 or not path or b"\\" in path:  # an escaped path is too rare to decode here
         return ""
-    try:
-        fd = posix.open(path, posix.O_RDONLY)
+    try:  # non-blocking: a path naming a FIFO must not hold the hook up
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
     except OSError:  # a new session has no transcript yet
         return ""
     try:
-        posix.lseek(fd, max(0, posix.fstat(fd).st_size - TRANSCRIPT_TAIL), 0)
+        st = posix.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000:  # a regular file, or nothing to read here
+            return ""
+        posix.lseek(fd, max(0, st.st_size - TRANSCRIPT_TAIL), 0)
         tail = posix.read(fd, TRANSCRIPT_TAIL)
     except OSError:
         return ""

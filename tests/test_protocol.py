@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import msgspec
 import pytest
 from hypothesis import given
@@ -146,3 +149,21 @@ def test_status_report_round_trips() -> None:
         events=1, sessions=1, projects=1, rejected=0, spool_backlog=0, db_bytes=0,
     )  # fmt: skip
     assert decode_reply(encode(report)) == report
+
+
+def test_transcript_position_is_the_last_records_uuid_and_never_blocks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text(
+        '{"uuid":"first","message":{"content":"a \\"uuid\\":\\"quoted\\" in text"}}\n'
+        '{"parentUuid":"first","type":"user","message":{"content":"x \\"uuid\\":\\"fake\\""},"uuid":"second"}\n'
+    )
+    payload = json.dumps({"session_id": "s", "transcript_path": str(transcript), "source": "compact"}).encode()
+    assert hook.transcript_position(payload) == "second"
+    with transcript.open("a") as f:
+        f.write('{"type":"system","subtype":"compact_boundary","uuid":"third"}\n')
+    assert hook.transcript_position(payload) == "third"  # a second compaction: another position
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # nothing writes to it: reading would block
+    for path in (str(fifo), "/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path)):
+        assert hook.transcript_position(json.dumps({"transcript_path": path}).encode()) == ""
+    assert hook.transcript_position(b'{"session_id":"s"}') == ""
