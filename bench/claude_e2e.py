@@ -11,7 +11,9 @@ recorder's files are what Claude Code fired, against which memd's store is check
   than fired;
 - overhead: median plugin run minus median run without memd, and the ratio of the medians;
 - stalls: pairs whose plugin run took more than 1 s longer than its twin;
-- cancelled: "Hook ... cancelled" lines in Claude Code's debug logs (an async hook it killed).
+- cancelled: "Hook ... cancelled" lines in Claude Code's debug logs (an async hook it killed);
+- MCP connect: how long Claude Code waited for memd's MCP server at each plugin session's
+  start ("Successfully connected ... in N ms" in its debug log), median.
 
     .venv/bin/python bench/claude_e2e.py [--sessions 100] [--json]
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -37,6 +40,7 @@ from e2e.install_claude import install  # noqa: E402
 
 TARGET_OVERHEAD_MS = 150.0
 STALL_S = 1.0
+CONNECTED = re.compile(r'MCP server "plugin:memd:memd": Successfully connected \(transport: stdio\) in (\d+)ms')
 
 
 def script(n: int, project: Path) -> str:
@@ -100,6 +104,9 @@ def main() -> int:
         "stalls_over_1s": sum(b - a > STALL_S for a, b in pairs),
         "worst_pair_delta_s": round(max(b - a for a, b in pairs), 3),
         "hooks_cancelled": debug.count(") cancelled"),
+        "mcp_connect_median_ms": statistics.median(int(ms) for ms in CONNECTED.findall(debug))
+        if CONNECTED.search(debug)
+        else None,
     }
     met = (
         result["lost"] == 0

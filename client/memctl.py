@@ -184,11 +184,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _privacy(redactions: dict[str, int]) -> str:
     """What the privacy filter removed, all time: the totals, then the secrets by kind."""
     kinds = {name.removeprefix(SECRET_KIND): n for name, n in redactions.items() if name.startswith(SECRET_KIND)}
-    line = ", ".join(
-        f"{n} {name.replace('_', ' ')}"
-        for name, n in redactions.items()
-        if name not in kinds and not name.startswith(SECRET_KIND)
-    )
+    totals = [(name, n) for name, n in redactions.items() if not name.startswith(SECRET_KIND)]
+    line = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in totals)
     if kinds:
         line += (
             " (" + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))) + ")"
@@ -817,10 +814,12 @@ def cmd_spool(args: argparse.Namespace) -> int:
     (their events are kept there until put back or deleted)."""
     from memd import spool
 
+    from .doctor.findings import plural  # the doctor's wording, imported with it: only here
+
     where = args.paths.spool_dir
     if args.action == "retry":
         moved = spool.retry_failed(where)
-        human = f"put {len(moved)} frames back into {where}: memd replays them at its next drain"
+        human = f"put {plural(len(moved), 'frame')} back into {where}: memd replays them at its next drain"
         _emit(args, {"retried": len(moved), "spool_dir": where}, human if moved else "no frame is set aside")
         return 0
     if args.action == "delete":
@@ -829,18 +828,23 @@ def cmd_spool(args: argparse.Namespace) -> int:
             _emit(args, {"deleted": 0, "spool_dir": where}, "no frame is set aside")
             return 0
         if not args.yes:
-            what = f"{len(aside)} frames set aside in {os.path.join(where, spool.FAILED_DIR)} (their events are lost)"
+            folder = os.path.join(where, spool.FAILED_DIR)
+            what = f"{plural(len(aside), 'frame')} set aside in {folder} (their events are lost)"
             if not sys.stdin.isatty():
                 raise CommandError(f"this would delete {what}; add --yes to confirm")
             if input(f"delete {what}? [y/N] ").strip().lower() not in ("y", "yes"):
                 raise CommandError("nothing was deleted")
         deleted = spool.delete_failed(where)
-        _emit(args, {"deleted": deleted, "spool_dir": where}, f"deleted {deleted} frames set aside")
+        _emit(args, {"deleted": deleted, "spool_dir": where}, f"deleted {plural(deleted, 'frame')} set aside")
         return 0
     waiting, aside = spool.pending(where), spool.failed(where)
     data = {"spool_dir": where, "pending": len(waiting), "failed": [os.path.basename(p) for p in aside]}
-    lines = [f"{where}: {len(waiting)} frames wait for the daemon, {len(aside)} set aside"]
-    lines += [f"  {spool.FAILED_DIR}/{os.path.basename(p)} ({spool.attempts(p)} failed replays)" for p in aside]
+    lines = [f"{where}: {plural(len(waiting), 'frame')} waiting for the daemon, {len(aside)} set aside"]
+    lines += [
+        f"  {spool.FAILED_DIR}/{os.path.basename(p)} ("
+        + (f"{plural(spool.attempts(p), 'failed replay')})" if spool.attempts(p) else "never an event: not retried)")
+        for p in aside
+    ]
     if aside:
         lines.append("  memctl spool retry puts them back (after an upgrade that fixes the cause); memctl spool delete")
     _emit(args, data, "\n".join(lines))

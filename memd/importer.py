@@ -2,11 +2,13 @@
 
 ``Import`` events are prepared by the same ``Capture`` as hook events (the privacy
 filter, the normalizer, the idempotency key), in a worker thread, since a batch holds
-hundreds.  Before storing, an event live capture already stored is left out: tool calls
-match by live's own key (session + ``tool_use_id``); prompts, replies and compaction
-summaries, whose live payloads differ from what a transcript holds, by session, kind
-and text.  With retention on, an event the next retention pass would remove (low
-importance, older than ``max_age_days``) is not stored either: importing months of
+hundreds.  Before storing, an event live capture already stored is left out: by its
+idempotency key, made of Claude Code's own ids, the same live and imported
+(``tool_use_id``, ``prompt_id``, ``agent_id``, the compaction summary's body); and, for
+rows stored before those keys (migration 9 rekeyed only what SQL could), prompts,
+replies and compaction summaries by session, kind and text.  With retention on, an
+event the next retention pass would remove (low importance, older than
+``max_age_days``) is not stored either: importing months of
 history must not fill the store with noise only to delete it again an instant later.
 Then the batch goes to the writer at once (one transaction for all of it), and the
 sessions whose transcripts are done get their summary and snapshot.

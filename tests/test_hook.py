@@ -233,7 +233,7 @@ def test_a_spooled_event_that_keeps_failing_is_set_aside_then_retried(instance: 
     conn = sqlite3.connect(instance.paths.database)
     conn.execute("DROP TRIGGER refuse")  # the upgrade that fixes the cause
     conn.close()
-    assert "put 1 frames back" in instance.memctl("spool", "retry").stdout
+    assert "put 1 frame back" in instance.memctl("spool", "retry").stdout
     instance.wait_for(lambda: instance.status().events == 2)
     assert os.listdir(aside) == [] and not instance.spooled()
     assert instance.stop() == 0

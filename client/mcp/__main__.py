@@ -5,28 +5,21 @@ whole server only for the first message that needs it.  (Claude Code itself runs
 ``serve.py`` with ``-I -S``, which does the same without site's start-up cost.)
 """
 
-import os
 import sys
 
 from ..paths import resolve
-from .early import LISTING, answer_early, read_listing
+from .early import start
 
 
 def run() -> None:
     paths = resolve()
-    listing_path = os.path.join(paths.state_dir, LISTING)
-    listing = read_listing(listing_path)
-    read: list[bytes] = []
-    if listing is not None:
-        try:
-            read, ended = answer_early(listing, sys.stdin.buffer, sys.stdout.buffer)
-        except (KeyboardInterrupt, BrokenPipeError):  # Claude Code ends the session: SIGINT
-            sys.exit(0)
-        if ended:
-            sys.exit(0)
+    begun = start(paths.state_dir, sys.stdin.buffer, sys.stdout.buffer)
+    if begun is None:
+        sys.exit(0)
     from .server import main
 
-    sys.exit(main(paths, early=read, listing=None if listing is not None else listing_path))
+    read, listing = begun
+    sys.exit(main(paths, early=read, listing=listing))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import io  # loaded at interpreter start: free
 import marshal
 import os
 
-__all__ = ["LISTING", "answer_early", "fingerprint", "read_listing", "write_listing"]
+__all__ = ["LISTING", "answer_early", "fingerprint", "read_listing", "start", "write_listing"]
 
 LISTING = "mcp-listing.marshal"
 """The file in memd's state directory (``marshal``: loaded without an import)."""
@@ -143,3 +143,18 @@ def answer_early(
         stdout.write(b'{"jsonrpc":"2.0","id":' + ident + b"," + answer + b"}\n")
         stdout.flush()
     return read, True
+
+
+def start(state_dir: str, stdin: io.BufferedIOBase, stdout: io.BufferedIOBase) -> tuple[list[bytes], str | None] | None:
+    """The server's start, before the whole server: None when the session ended with every
+    line answered early; else (the lines read, for ``server.main``'s ``early``; the listing's
+    path when it is missing or stale, for the whole server to write)."""
+    path = os.path.join(state_dir, LISTING)
+    listing = read_listing(path)
+    if listing is None:
+        return [], path
+    try:
+        read, ended = answer_early(listing, stdin, stdout)
+    except (KeyboardInterrupt, BrokenPipeError):  # Claude Code ends the session with SIGINT
+        return None
+    return None if ended else (read, None)

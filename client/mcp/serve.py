@@ -16,21 +16,14 @@ if __name__ == "__main__":
     import paths
 
     del sys.path[:2]  # nothing of this package shadows a top-level module later on
-    where = paths.resolve()
-    listing_path = f"{where.state_dir}/{early.LISTING}"
-    listing = early.read_listing(listing_path)
-    read: list[bytes] = []
-    if listing is not None:
-        try:
-            read, ended = early.answer_early(listing, sys.stdin.buffer, sys.stdout.buffer)
-        except (KeyboardInterrupt, BrokenPipeError):  # Claude Code ends the session: SIGINT
-            sys.exit(0)
-        if ended:
-            sys.exit(0)
+    begun = early.start(paths.resolve().state_dir, sys.stdin.buffer, sys.stdout.buffer)
+    if begun is None:
+        sys.exit(0)
     import site
 
     site.main()  # the installation's packages: msgspec, memd, and memd_client itself
     from memd_client.mcp.server import main
     from memd_client.paths import resolve
 
-    sys.exit(main(resolve(), early=read, listing=None if listing is not None else listing_path))
+    read, listing = begun
+    sys.exit(main(resolve(), early=read, listing=listing))
