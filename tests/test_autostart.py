@@ -116,8 +116,12 @@ def test_a_hook_finding_no_daemon_spools_its_event_and_starts_one(autostarting: 
     inst.wait_for(lambda: answering(inst), timeout=BOOT_DEADLINE)
     inst.wait_for(lambda: stored_keys(inst) == expected_keys(range(1, 2)), timeout=BOOT_DEADLINE)
     inst.wait_for(lambda: inst.spooled() == [], timeout=BOOT_DEADLINE)  # deleted just after its commit
-    with open(inst.paths.log_file) as f:
-        assert any(json.loads(line)["event"] == "spool_drained" for line in f)  # it came through the spool
+
+    def drained() -> bool:  # logged once the whole drain is done, after the file's deletion
+        with open(inst.paths.log_file) as f:
+            return any(json.loads(line)["event"] == "spool_drained" for line in f)
+
+    inst.wait_for(drained, timeout=BOOT_DEADLINE)  # it came through the spool
 
     (pid,) = daemon_pids(inst)
     assert holder(inst.paths.lock_file)["pid"] == pid
