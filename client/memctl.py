@@ -49,6 +49,8 @@ from memd.protocol import (
     Pong,
     Rebuild,
     Rebuilt,
+    Scan,
+    Scanned,
     Search,
     SearchResults,
     SessionList,
@@ -664,6 +666,41 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scan_summary(reply: Scanned) -> str:
+    """``3 of 1200 events hold secrets today's rules find (2 github-token, 1 password)``."""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(reply.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    held = "event holds" if reply.total == 1 else "events hold"
+    return f"{reply.total} of {reply.checked} {held} secrets today's rules find ({kinds})"
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    with _client(args, timeout=FORGET_TIMEOUT) as client:
+        preview = client.call(Scan(apply=False), Scanned)
+        if not preview.total:
+            _emit(args, _plain(preview), f"checked {preview.checked} events: no secret that today's rules find")
+            return 0
+        lines = _event_lines(preview.events, preview.total)
+        if args.dry_run:
+            _emit(args, _plain(preview), "\n".join([_scan_summary(preview) + ":", *lines]))
+            return 0
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print("\n".join([_scan_summary(preview) + ":", *lines]))
+                raise CommandError("nothing was redacted: add --yes to redact them (or --dry-run to only list them)")
+            print("\n".join([_scan_summary(preview) + ":", *lines]))
+            if input("redact them in place, for good? [y/N] ").strip().lower() not in ("y", "yes"):
+                raise CommandError("nothing was redacted")
+        reply = client.call(Scan(apply=True), Scanned)
+    human = [
+        f"redacted {reply.redacted} events: {_scan_summary(reply)}",
+        f"  {reply.vectors} vectors deleted, to be embedded again from the redacted text;"
+        f" {reply.refreshed} session summaries recomputed; the old bytes are gone from the database file",
+        *_event_lines(reply.events, reply.total),
+    ]
+    _emit(args, _plain(reply), "\n".join(human))
+    return 0
+
+
 def cmd_gc(args: argparse.Namespace) -> int:
     with _client(args, timeout=FORGET_TIMEOUT) as client:
         reply = client.call(Gc(dry_run=args.dry_run, vacuum=args.vacuum), Collected)
@@ -975,6 +1012,11 @@ def _parser() -> argparse.ArgumentParser:
     scope.add_argument("--project", help="--before/--query: in this project (default: this directory's)")
     scope.add_argument("--all-projects", action="store_true", help="--before/--query: in every project")
     p.add_argument("--dry-run", action="store_true", help="only list what would be forgotten")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p = command(
+        "scan", cmd_scan, "check what is stored against today's secret rules and redact what they find, for good"
+    )
+    p.add_argument("--dry-run", action="store_true", help="only list the events holding secrets (titles redacted)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p = command("gc", cmd_gc, "apply the retention policy now: old low-importance events go ([retention])")
     p.add_argument("--dry-run", action="store_true", help="only list what would be removed")

@@ -12,19 +12,29 @@ event the next retention pass would remove (low importance, older than
 history must not fill the store with noise only to delete it again an instant later.
 Then the batch goes to the writer at once (one transaction for all of it), and the
 sessions whose transcripts are done get their summary and snapshot.
+
+``Restore`` events come from ``memctl export``, filtered by the rules of the memd that
+wrote them (an older one, another machine's config): today's secret rules run over them
+again (``memd.capture.rescan``) before they are stored, and what they find is counted as
+capture counts it.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
 import anyio
+import msgspec
 import structlog
 
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .capture.prepare import redaction_counts
+from .capture.rescan import Content, Rescan
 from .config import RetentionConfig
-from .protocol import Import, Imported, Ingest, Restore
+from .privacy import Redactions
+from .protocol import ExportedEvent, Import, Imported, Ingest, Restore
 from .store import Store
 from .store.restore import restore
 from .store.retention import Policy, expired_on_arrival
@@ -103,9 +113,31 @@ class Importer:
         )  # fmt: skip
 
     async def restore(self, request: Restore) -> Imported:
-        stored, duplicates, kept = await self.store.writer.call(atomically(restore), request.events, time.time())
-        log.info("restored", stored=stored, duplicates=duplicates, cites_kept=kept)
+        events, found = await anyio.to_thread.run_sync(
+            _refiltered, self.capture.rescan, request.events, limiter=self._prepare_thread
+        )
+        counts = redaction_counts(found)
+        stored, duplicates, kept = await self.store.writer.call(atomically(restore), events, counts, time.time())
+        log.info("restored", stored=stored, duplicates=duplicates, cites_kept=kept, secrets=found.secrets)
         return Imported(stored=stored, duplicates=duplicates, cites_kept=kept)
+
+
+def _refiltered(rescan: Rescan, events: list[ExportedEvent]) -> tuple[list[ExportedEvent], Redactions]:
+    """Exported events with what today's secret rules find redacted, and the sum found."""
+    out: list[ExportedEvent] = []
+    total = Redactions()
+    for event in events:
+        meta = event.meta if isinstance(event.meta, str) else json.dumps(event.meta, ensure_ascii=False)
+        changed = rescan.content(Content(event.title, event.text, meta, event.payload or "{}"))
+        if changed is None:
+            out.append(event)
+            continue
+        content, found = changed
+        total += found
+        payload = content.payload if event.payload else ""
+        out.append(msgspec.structs.replace(event, title=content.title, text=content.text, meta=content.meta,
+                                           payload=payload))  # fmt: skip
+    return out, total
 
 
 def _stored_keys(conn: sqlite3.Connection, keys: list[str]) -> set[str]:

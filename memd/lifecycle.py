@@ -15,6 +15,12 @@ not yet ingested would bring a forgotten secret back at the next drain), then ``
   that the text leaves the files, not only the tables.
 
 Retention (``memd.janitor``) deletes through ``erase`` as well.
+
+``scan`` reads every stored event in batches and runs today's secret rules over it
+(``memd.capture.rescan``): what an older memd, or a store kept with ``privacy.secrets``
+off, let through.  It lists what it found (titles redacted: the listing must not show the
+secret it is about); with ``apply`` it rewrites those events in place (``memd.store.redact``)
+with the vector index held still, as ``erase`` deletes, then ``purge``s the files.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ import structlog
 
 from . import spool
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .capture.prepare import SECRET_KIND, redaction_counts
+from .capture.rescan import Content, Rescan
 from .indexer import Indexer
 from .protocol import (
     Error,
@@ -44,6 +52,8 @@ from .protocol import (
     Remember,
     Remembered,
     Reply,
+    Scan,
+    Scanned,
     SessionInfo,
     SessionList,
     Sessions,
@@ -54,6 +64,7 @@ from .retrieve.engine import Retriever
 from .retrieve.lanes import find_project
 from .store import Store
 from .store.forget import (
+    BATCH,
     KEYWORD_INDEXES,
     MAX_MERGE_STEPS,
     Plan,
@@ -72,6 +83,7 @@ from .store.forget import (
     scratch_index,
     vacuum_step,
 )
+from .store.redact import Rewrite, Stored, content_after, rewrite
 
 __all__ = ["LIST_MAX", "Erased", "Lifecycle", "selector_of"]
 
@@ -82,6 +94,8 @@ LIST_MAX = 1000
 """Events a forget or gc reply lists (``total`` counts them all): a reply stays far below
 the frame limit however many go."""
 MAX_VACUUM_STEPS = 100_000
+SCAN_READ = 500
+"""Events a scan reads at a time: each batch is one short read, filtered in a worker thread."""
 
 
 def selector_of(request: Forget) -> str:
@@ -304,6 +318,50 @@ class Lifecycle:
         if not await writer.call(checkpoint_truncate):
             log.warning("wal_not_truncated", reason="a reader held it; the next checkpoint catches up")
 
+    # --- scan -----------------------------------------------------------------------
+
+    async def scan(self, request: Scan) -> Reply:
+        """Today's secret rules over every stored event; with ``apply``, redacted in place."""
+        if self.capture is None:
+            return Error(code="unavailable", message="this daemon has no capture pipeline to scan with")
+        started = time.perf_counter()
+        rescan = self.capture.rescan
+        found: list[Rewrite] = []
+        checked = after = 0
+        while rows := await self.store.readers.run(content_after, after, SCAN_READ):
+            after, checked = rows[-1].id, checked + len(rows)
+            found += await anyio.to_thread.run_sync(_rewrites, rescan, rows)
+        kinds: dict[str, int] = {}
+        for item in found:
+            for name, n in item.counts.items():
+                if name.startswith(SECRET_KIND):
+                    kinds[name[len(SECRET_KIND) :]] = kinds.get(name[len(SECRET_KIND) :], 0) + n
+        rows, _ = await self.store.readers.run(listing, [item.old.id for item in found])
+        titles = {item.old.id: item.title for item in found}
+        for row in rows:
+            row.title = titles[row.id]
+        reply = Scanned(checked=checked, events=rows, total=len(found), kinds=dict(sorted(kinds.items())))
+        if request.apply and found:
+            redacted = refreshed = 0
+
+            async def write() -> list[int]:
+                nonlocal redacted, refreshed
+                keys: list[int] = []
+                now = time.time()
+                for start in range(0, len(found), BATCH):
+                    done = await self.store.writer.call(rewrite, found[start : start + BATCH], now)
+                    redacted, refreshed, keys = redacted + done.events, refreshed + done.sessions, keys + done.keys
+                return keys
+
+            vectors = await self.indexer.delete(write) if self.indexer is not None else len(await write())
+            await self.purge()
+            reply.applied, reply.redacted, reply.refreshed, reply.vectors = True, redacted, refreshed, vectors
+        log.info(
+            "scanned", checked=checked, found=len(found), secrets=sum(kinds.values()), redacted=reply.redacted,
+            vectors=reply.vectors, ms=round((time.perf_counter() - started) * 1000),
+        )  # fmt: skip
+        return reply
+
     # --- sessions -------------------------------------------------------------------
 
     async def sessions(self, request: Sessions) -> SessionList:
@@ -332,6 +390,17 @@ def _spooled_event(capture: Capture, path: str) -> NewEvent | None:
     except (OSError, spool.CorruptSpoolFile, ProtocolError, InvalidPayload):
         return None
     return None if isinstance(event, Skipped) else event
+
+
+def _rewrites(rescan: Rescan, rows: list[Stored]) -> list[Rewrite]:
+    """The stored events today's secret rules would change, with their new fields."""
+    rewrites = []
+    for row in rows:
+        changed = rescan.content(Content(row.title, row.text, row.meta, row.payload))
+        if changed is not None:
+            content, found = changed
+            rewrites.append(Rewrite(row, *content, counts=redaction_counts(found)))
+    return rewrites
 
 
 def _cite(conn: sqlite3.Connection, event_id: int) -> str:

@@ -42,8 +42,8 @@ Anything else is text: ``<private >``, ``< private>``, ``<pri vate>``, ``<privat
 
 Secrets
 -------
-Whatever tags say, these are replaced by ``[REDACTED]`` (``privacy.secrets = false``
-turns them off), inside code too:
+Whatever tags say, these are replaced by a marker naming the rule that found them,
+``[REDACTED:stripe-key]`` (``privacy.secrets = false`` turns them off), inside code too:
 
 - PEM private-key blocks, ``-----BEGIN ... PRIVATE KEY-----`` through ``-----END ...``,
   whole; a block cut before its END loses its base64 lines.
@@ -90,10 +90,13 @@ turns them off), inside code too:
 - ``privacy.extra_patterns``: regular expressions of your own, compiled once; every
   non-empty match that does not touch a marker already in the text is replaced.
 
-The shapes run first, all on the same text (overlapping matches merge into one
-``[REDACTED]``), then ``key = value`` on the result, then each extra pattern, so each
-step sees what a second filtering would see.  A shape glued to a word (``xghp_...``),
-or to a marker, is not a token; ``[REDACTED]`` itself never matches anything.
+The shapes run first, all on the same text (overlapping matches merge into one marker,
+named by the first rule), then ``key = value`` on the result, then each extra pattern,
+so each step sees what a second filtering would see.  A shape glued to a word
+(``xghp_...``), or to a marker, is not a token; a marker itself never matches anything.
+A ``key = value`` secret is named by what its key names (``DB_PASSWORD=`` gives
+``[REDACTED:password]``, ``api_key:`` ``[REDACTED:api-key]``: see ``secret_kind``); an
+``extra_patterns`` match is ``[REDACTED:custom]``.
 
 Sensitive keys
 --------------
@@ -110,8 +113,8 @@ follow it (``value``, ``base``, ``b64``, ``hex``, ``raw``, ``str``, ``string``,
 ``input_tokens``, ``token_count``, ``token_type``, ``tokenizer``, ``password_field``,
 ``auth_method``, ``private_key_id``, ``author`` are not.  ``PWD`` and ``OLDPWD`` are
 directories, not passwords.  In ``value``, the whole value of a sensitive key is
-redacted: a string becomes ``[REDACTED]`` and so does every string inside a list or
-object under it; numbers, booleans and null stay.
+redacted: a string becomes ``[REDACTED:<kind>]`` and so does every string inside a list
+or object under it; numbers, booleans and null stay.
 
 Guarantees
 ----------
@@ -138,10 +141,17 @@ import msgspec
 
 from .config import PrivacyConfig
 
-__all__ = ["REDACTED", "Privacy", "Redactions", "is_sensitive_key"]
+__all__ = ["MARKER", "Privacy", "Redactions", "is_sensitive_key", "redacted", "secret_kind"]
 
-REDACTED: Final = "[REDACTED]"
-"""What every secret becomes, whatever the private-tag marker."""
+MARKER: Final = re.compile(r"\[REDACTED(?::[a-z0-9-]{1,40})?\]")
+"""Any secret's marker, with or without its kind (rows stored before kinds have none)."""
+
+
+def redacted(kind: str) -> str:
+    """What a secret of ``kind`` becomes: ``[REDACTED:stripe-key]``.  The kind is a rule's
+    name (lower case, digits, dashes), never anything of the secret."""
+    return f"[REDACTED:{kind}]"
+
 
 _MAX_ROUNDS: Final = 4
 """Rounds of tag removal before the fallback cut (see ``Privacy.text``)."""
@@ -155,15 +165,15 @@ class Redactions(msgspec.Struct, frozen=True, kw_only=True):
     private_spans: int = 0
     """Private-tag spans removed (empty ones included)."""
     secrets: int = 0
-    """Secrets replaced by ``[REDACTED]``."""
+    """Secrets replaced by a ``[REDACTED:<kind>]`` marker."""
     unclosed: bool = False
     """Some ``<private>`` or ``<!-- private -->`` was never closed."""
     chars_removed: int = 0
     """Characters of the input that were replaced, tags included."""
     kinds: dict[str, int] = {}
-    """The secrets by the rule that found them: a shape's name (``github-token``,
-    ``stripe-key``...), ``assignment`` (a value named like a secret) or ``custom`` (an
-    ``extra_patterns`` match).  Names, never content."""
+    """The secrets by the kind in their marker: a shape's name (``github-token``,
+    ``stripe-key``...), what a key names (``password``, ``api-key``...: a value named like
+    a secret) or ``custom`` (an ``extra_patterns`` match).  Names, never content."""
 
     def __add__(self, other: Redactions) -> Redactions:
         """The sum of two, e.g. over the fields of one event."""
@@ -376,25 +386,51 @@ def _names_secret(word: str) -> bool:
     return word in _SECRET_WORDS or word.endswith(_SECRET_ENDINGS) or word.endswith(_KEY_COMPOUNDS)
 
 
+_WORD_KINDS: Final = (
+    (("password", "passwords", "passwd", "passphrase", "passphrases", "pwd"), "password"),
+    (("secret", "secrets"), "secret"),
+    (("token",), "token"),
+    (("credential", "credentials"), "credential"),
+    (("auth", "authorization"), "auth"),
+)
+
+
+def _word_kind(stem: str) -> str:
+    """The kind a secret-naming word stands for: ``dbpassword`` -> ``password``, ``apikey`` ->
+    ``api-key``."""
+    for words, kind in _WORD_KINDS:
+        if stem.endswith(words):
+            return kind
+    return next(f"{kind}-key" for kind in sorted(_KEY_KINDS) if stem.endswith((kind + "key", kind + "keys")))
+
+
 @functools.lru_cache(maxsize=4096)
-def is_sensitive_key(name: str) -> bool:
-    """Whether a key (a dict key, a variable, an env var, a flag) names a secret.
+def secret_kind(name: str) -> str | None:
+    """What secret a key (a dict key, a variable, an env var, a flag) names, if any:
+    ``password``, ``secret``, ``token``, ``credential``, ``auth`` or ``<kind>-key``.
 
     The last word naming a secret decides, and only encodings or digits may follow
-    it: ``api_key``, ``DB_PASSWORD``, ``clientSecret``, ``secret_key_base`` are
-    sensitive; ``max_tokens``, ``token_count``, ``password_field``, ``auth_method`` are
-    not.  The module docstring lists the words.
+    it: ``api_key`` (``api-key``), ``DB_PASSWORD`` (``password``), ``clientSecret``,
+    ``secret_key_base`` name one; ``max_tokens``, ``token_count``, ``password_field``,
+    ``auth_method`` do not.  The module docstring lists the words.
     """
     words = [word.lower() for word in _WORDS.findall(name)]
     if "".join(words) in _DIRECTORIES:
-        return False
+        return None
     stems = [word.rstrip("0123456789") for word in words]
     for index in range(len(words) - 1, -1, -1):
         stem = stems[index]
         compound = stem in ("key", "keys") and index > 0 and stems[index - 1] in _KEY_KINDS
         if compound or _names_secret(stem):
-            return all(_is_trailer(word) for word in words[index + 1 :])
-    return False
+            if not all(_is_trailer(word) for word in words[index + 1 :]):
+                return None
+            return f"{stems[index - 1]}-key" if compound else _word_kind(stem)
+    return None
+
+
+def is_sensitive_key(name: str) -> bool:
+    """Whether a key names a secret (``secret_kind`` says which)."""
+    return secret_kind(name) is not None
 
 
 class _Pattern(NamedTuple):
@@ -434,12 +470,13 @@ def _token(prefix: str | tuple[str, ...], body: str) -> re.Pattern[str]:
     """``prefix`` (a fixed-width literal, or several) not glued to a word or a marker, then ``body``.
 
     Starting with the literal lets the regex engine skip to candidates; the boundary
-    checks follow it as lookbehinds.  Right after a marker is no start either: there the
-    token was glued to the secret the marker replaced, so it was no token in the first
-    pass and must not become one in the second (filtering is idempotent).
+    checks follow it as lookbehinds.  Right after a ``]`` (where every marker ends) is no
+    start either: there the token was glued to the secret the marker replaced, so it was
+    no token in the first pass and must not become one in the second (filtering is
+    idempotent).
     """
     prefixes = (prefix,) if isinstance(prefix, str) else prefix
-    starts = "|".join(rf"{p}(?<![A-Za-z0-9_-]{p})(?<!\[REDACTED\]{p})" for p in prefixes)
+    starts = "|".join(rf"{p}(?<![A-Za-z0-9_\]-]{p})" for p in prefixes)
     return re.compile(starts + body if len(prefixes) == 1 else rf"(?:{starts}){body}")  # a literal first: fast
 
 
@@ -481,7 +518,7 @@ _TOKEN_PATTERNS: Final = (
     _Pattern(
         "bearer-token",
         "bearer",
-        re.compile(r"bearer(?<![a-z0-9_]bearer)(?<!\[redacted\]bearer)[ \t]{1,8}([a-z0-9._~+/=-]{16,4096})"),
+        re.compile(r"bearer(?<![a-z0-9_\]]bearer)[ \t]{1,8}([a-z0-9._~+/=-]{16,4096})"),
         group=1,
         lowered=True,
         check=_has_digit,
@@ -645,7 +682,7 @@ def _names_a_type(identifier: str) -> bool:
 def _quoted_is_secret(inside: str) -> bool:
     """A quoted value is a secret unless empty, already redacted, a bare auth scheme
     (``"Bearer " + token``) or a template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``)."""
-    if not inside.strip() or REDACTED in inside or inside.strip().lower() in _SCHEMES:
+    if not inside.strip() or MARKER.search(inside) or inside.strip().lower() in _SCHEMES:
         return False
     return _PLACEHOLDER.search(inside) is None
 
@@ -717,22 +754,24 @@ def _assignment_secret(text: str, key_start: int, match: re.Match[str]) -> Span 
     return (value_start, value_end) if verdict else None
 
 
-def _assignments(text: str, low: str) -> list[Span]:
-    """Secret values of sensitive keys in ``key = value`` and its relatives."""
+def _assignments(text: str, low: str) -> list[tuple[int, int, str]]:
+    """Secret values of sensitive keys in ``key = value`` and its relatives, each with the
+    kind its key names."""
     hits: dict[int, tuple[int, re.Match[str]]] = {}
     for stem in _KEY_STEMS:
         for match in stem.finditer(low):
             if match.end() not in hits:
                 hits[match.end()] = (_key_start(low, match.start()), match)
-    spans: list[Span] = []
+    spans: list[tuple[int, int, str]] = []
     for _, (key_start, match) in sorted(hits.items()):
         if spans and key_start < spans[-1][1]:
             continue  # inside the secret just found
-        if not is_sensitive_key(text[key_start : match.start("quote")]):
+        kind = secret_kind(text[key_start : match.start("quote")])
+        if kind is None:
             continue
         span = _assignment_secret(text, key_start, match)
         if span is not None:
-            spans.append(span)
+            spans.append((*span, kind))
     return spans
 
 
@@ -741,11 +780,13 @@ def _token_secrets(text: str, low: str) -> list[tuple[int, int, str]]:
     JWT that is also a bearer token) are merged into one secret, named by the first."""
     merged: list[tuple[int, int, str]] = []
     present = {trigger for trigger in _TRIGGERS if trigger in low}  # each searched once
+    markers = [match.span() for match in MARKER.finditer(text)] if "[redacted" in low else []
     found = (
         (*span, pattern.name)
         for pattern in _TOKEN_PATTERNS
         if pattern.trigger in present
         for span in pattern(text, low)
+        if not _overlaps(span, markers)
     )
     for start, end, name in sorted(found):
         if merged and start < merged[-1][1]:
@@ -755,33 +796,45 @@ def _token_secrets(text: str, low: str) -> list[tuple[int, int, str]]:
     return merged
 
 
-def _extra_matches(regex: re.Pattern[str], text: str, markers: tuple[str, ...]) -> list[Span]:
+def _overlaps(span: Span, markers: list[Span]) -> bool:
+    """Whether ``span`` shares a character with one of the (sorted, disjoint) ``markers``: a
+    flag's value that is a marker (``-p[REDACTED:cli-password]``) was found already, and a
+    match running into one was no match before the marker was there (filtering is idempotent)."""
+    index = bisect_right(markers, (span[1], -1)) - 1  # the last marker starting before the span ends
+    return index >= 0 and markers[index][1] > span[0]
+
+
+def _extra_matches(regex: re.Pattern[str], text: str, private_marker: str) -> list[Span]:
     """A user pattern's non-empty matches that do not touch a marker (so output is stable)."""
+    markers = [match.span() for match in MARKER.finditer(text)]
+    if private_marker:
+        markers += _literal_spans(text, private_marker)
     return [
         match.span()
         for match in regex.finditer(text)
-        if match.end() > match.start() and not _touches_marker(text, match.start(), match.end(), markers)
+        if match.end() > match.start() and not any(a < match.end() and match.start() < b for a, b in markers)
     ]
 
 
+def _literal_spans(text: str, literal: str) -> list[Span]:
+    spans: list[Span] = []
+    found = text.find(literal)
+    while found >= 0:
+        spans.append((found, found + len(literal)))
+        found = text.find(literal, found + len(literal))
+    return spans
+
+
 def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Redactions]:
-    """``text`` with each (start, end, kind) span replaced by the marker, and the counts."""
+    """``text`` with each (start, end, kind) span replaced by its kind's marker, and the counts."""
     if not spans:
         return text, Redactions()
-    redacted = _splice(text, (_Edit(start, end, REDACTED) for start, end, _ in spans))
+    result = _splice(text, (_Edit(start, end, redacted(kind)) for start, end, kind in spans))
     kinds: dict[str, int] = {}
     for _, _, kind in spans:
         kinds[kind] = kinds.get(kind, 0) + 1
     removed = sum(end - start for start, end, _ in spans)
-    return redacted, Redactions(secrets=len(spans), chars_removed=removed, kinds=kinds)
-
-
-def _touches_marker(text: str, start: int, end: int, markers: tuple[str, ...]) -> bool:
-    for marker in markers:
-        found = text.find(marker, max(0, start - len(marker) + 1), end + len(marker) - 1)
-        if found >= 0:
-            return True
-    return False
+    return result, Redactions(secrets=len(spans), chars_removed=removed, kinds=kinds)
 
 
 # --- the filter ---------------------------------------------------------------------
@@ -791,6 +844,7 @@ class Privacy:
     """The privacy filter for one configuration: build once, call for every event."""
 
     def __init__(self, config: PrivacyConfig) -> None:
+        self._config = config
         syntax = [_TAG_SYNTAX[name] for name in dict.fromkeys(config.tags)]
         self._tags = re.compile("|".join(syntax)) if syntax else None
         self._marker = config.marker
@@ -798,7 +852,11 @@ class Privacy:
         self._keep_unclosed = config.unclosed == "keep"
         self._builtin_secrets = config.secrets
         self._extra = [re.compile(pattern) for pattern in config.extra_patterns]
-        self._markers = (REDACTED, config.marker) if config.marker else (REDACTED,)
+
+    def secrets_only(self) -> Privacy:
+        """This filter without its private-tag rules, for content stored already: its tags
+        went when it arrived, and what is left of them is text (``memd.capture.rescan``)."""
+        return Privacy(msgspec.structs.replace(self._config, tags=[]))
 
     def text(self, text: str) -> tuple[str, Redactions]:
         """``text`` without private spans and secrets, and what was removed.
@@ -835,36 +893,38 @@ class Privacy:
 
         Every string is filtered as by ``text``; the value of a sensitive key (see
         ``is_sensitive_key``) is replaced whole: a non-empty string, and every non-empty
-        string inside a list or object under it, becomes ``[REDACTED]``.  Keys are
+        string inside a list or object under it, becomes ``[REDACTED:<kind>]`` with the
+        kind the key names (``secret_kind``: ``password``, ``api-key``...).  Keys are
         names and stay as they are; numbers, booleans, None and any other type are
         returned untouched.  The input is not modified.  Iterative, so depth is no
         concern.
         """
         found = Redactions()
         root: list[Any] = [None]
-        stack: list[tuple[Any, Any, Any, bool]] = [(value, root, 0, False)]
+        stack: list[tuple[Any, Any, Any, str | None]] = [(value, root, 0, None)]
         while stack:
-            node, parent, slot, sensitive = stack.pop()
+            node, parent, slot, kind = stack.pop()
             if isinstance(node, dict):
                 parent[slot] = clone = dict.fromkeys(node)
                 for key, item in node.items():
-                    stack.append((item, clone, key, sensitive or (isinstance(key, str) and is_sensitive_key(key))))
+                    stack.append((item, clone, key, kind or (secret_kind(key) if isinstance(key, str) else None)))
             elif isinstance(node, list):
                 parent[slot] = clone = [None] * len(node)
-                stack.extend((item, clone, index, sensitive) for index, item in enumerate(node))
+                stack.extend((item, clone, index, kind) for index, item in enumerate(node))
             elif isinstance(node, str):
-                parent[slot], redactions = self._string(node, sensitive)
+                parent[slot], redactions = self._string(node, kind)
                 found += redactions
             else:
                 parent[slot] = node
         return root[0], found
 
-    def _string(self, text: str, sensitive: bool) -> tuple[str, Redactions]:
-        if not sensitive:
+    def _string(self, text: str, kind: str | None) -> tuple[str, Redactions]:
+        """A string, filtered; the value of a key naming ``kind`` of secret, redacted whole."""
+        if kind is None:
             return self.text(text)
-        if not text.strip() or text == REDACTED:
+        if not text.strip() or MARKER.fullmatch(text):
             return text, Redactions()
-        return REDACTED, Redactions(secrets=1, chars_removed=len(text), kinds={"assignment": 1})
+        return redacted(kind), Redactions(secrets=1, chars_removed=len(text), kinds={kind: 1})
 
     def _candidates(self, low: str) -> list[_Tag]:
         """Every tag in the text, live or in code, from its lower-cased copy."""
@@ -934,9 +994,9 @@ class Privacy:
                 if found.secrets:
                     low = _lower(text)
             if _KEY_TRIGGER.search(low):
-                text, more = _redact(text, [(*span, "assignment") for span in _assignments(text, low)])
+                text, more = _redact(text, _assignments(text, low))
                 found += more
         for regex in self._extra:
-            text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._markers)])
+            text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._marker)])
             found += more
         return text, found

@@ -76,6 +76,8 @@ __all__ = [
     "Reply",
     "Request",
     "Restore",
+    "Scan",
+    "Scanned",
     "Search",
     "SearchResults",
     "SessionInfo",
@@ -339,6 +341,14 @@ class Forget(Request):
     dry_run: bool = False
 
 
+class Scan(Request):
+    """Check every stored event against today's secret rules (``memctl scan``); with
+    ``apply``, redact what they find in place, as a forget removes: rows, keyword indexes,
+    vectors embedded again, the old bytes gone from the file (``memd.store.redact``)."""
+
+    apply: bool = False
+
+
 class Gc(Request):
     """Apply the retention policy now (``memctl gc``; ``memd.store.retention``)."""
 
@@ -441,6 +451,7 @@ RequestType = (
     | Restore
     | Remember
     | Forget
+    | Scan
     | Gc
     | Sessions
     | Rebuild
@@ -812,6 +823,26 @@ class Forgotten(Reply):
     dry_run: bool = False
 
 
+class Scanned(Reply):
+    """What a ``Scan`` found (and, with ``apply``, redacted)."""
+
+    checked: int = 0
+    """Events read."""
+    events: list[EventRow] = []
+    """The events holding a secret, titles redacted, in event order: the first 1,000
+    (``total`` counts them all)."""
+    total: int = 0
+    kinds: dict[str, int] = {}
+    """The secrets found, by kind (``github-token``, ``password``...)."""
+    applied: bool = False
+    redacted: int = 0
+    """Events rewritten (fewer than ``total`` only when a derived one was replaced meanwhile)."""
+    refreshed: int = 0
+    """Sessions whose summary and snapshot were recomputed from the redacted events."""
+    vectors: int = 0
+    """Vectors deleted, to be embedded again from the redacted text."""
+
+
 class Collected(Reply):
     """What a ``Gc`` removed (or, with ``dry_run``, would remove)."""
 
@@ -888,6 +919,7 @@ ReplyType = (
     | Imported
     | Remembered
     | Forgotten
+    | Scanned
     | Collected
     | SessionList
     | Rebuilt

@@ -87,6 +87,7 @@ from .protocol import (
     Reply,
     RequestType,
     Restore,
+    Scan,
     Search,
     Sessions,
     Shutdown,
@@ -405,6 +406,8 @@ class Daemon:
                 return await self.lifecycle.remember(request)
             case Forget():
                 return await self.lifecycle.forget(request)
+            case Scan():
+                return await self.lifecycle.scan(request)
             case Gc():
                 return await self.janitor.collect(request)
             case Sessions():

@@ -123,7 +123,7 @@ def test_a_secret_of_every_kind_is_removed(name: str, seed: int) -> None:
         filtered, found = FILTER.text(context)
         assert secret not in filtered, (name, filtered)
         assert found.secrets >= 1
-        assert "[REDACTED]" in filtered
+        assert f"[REDACTED:{name}]" in filtered, (name, filtered)
 
 
 def test_a_hook_payload_keeps_nothing_of_any_secret() -> None:

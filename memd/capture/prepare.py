@@ -31,6 +31,7 @@ from ..protocol import Ingest
 from ..surrogates import repair_lone_surrogates
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
+from .rescan import Rescan
 from .text import clip_strings
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "NewEvent",
     "idempotency_key",
     "parse_payload",
+    "redaction_counts",
     "salvage_fields",
 ]
 
@@ -226,7 +228,8 @@ SECRET_KIND = "secret:"
 """The prefix of a counter of secrets by kind (``secret:github-token``) in ``redaction_totals``."""
 
 
-def _counts(redactions: Redactions) -> dict[str, int]:
+def redaction_counts(redactions: Redactions) -> dict[str, int]:
+    """``redaction_totals``' counters of one filtering: ``secrets``, ``secret:<kind>``..."""
     return {
         "private_spans": redactions.private_spans,
         "secrets": redactions.secrets,
@@ -246,6 +249,8 @@ class Capture:
     def __init__(self, config: CaptureConfig, privacy: Privacy) -> None:
         self.config = config
         self.privacy = privacy
+        self.rescan = Rescan(privacy)
+        """The same secret rules for content stored already (``memctl scan``, a restore)."""
 
     def key(self, ingest: Ingest) -> str:
         """The idempotency key ``prepare`` would give the event, for a fraction of its cost
@@ -267,7 +272,7 @@ class Capture:
         normalized = normalize(event, payload, self.config)
         if isinstance(normalized, Skipped):
             return normalized
-        counts = _counts(redactions)
+        counts = redaction_counts(redactions)
         if any(counts.values()):
             normalized.meta["privacy"] = dict(counts)
         replaced = raw.get(LONE_SURROGATES)

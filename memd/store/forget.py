@@ -74,16 +74,21 @@ __all__ = [
     "checkpoint_truncate",
     "document_matches",
     "forget",
+    "immediate",
     "merge_step",
     "plan",
     "query_terms",
     "rebuild_tasks",
+    "recompute_session",
     "record",
     "scratch_index",
     "vacuum_step",
+    "zeroing",
 ]
 
-SELECTORS: Final = ("ids", "session", "before", "query", "retention")
+SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan")
+"""How events were chosen; ``scan`` (``memd.store.redact``) rewrote their secrets rather than
+deleting them."""
 """How a forget chose its events: what the audit row records."""
 BATCH: Final = 200
 """Events deleted per transaction, so that a hook waits little behind one: at most ~0.2 s at
@@ -288,7 +293,7 @@ class Deleted(NamedTuple):
 
 
 @contextmanager
-def _zeroing(conn: sqlite3.Connection) -> Iterator[None]:
+def zeroing(conn: sqlite3.Connection) -> Iterator[None]:
     """``secure_delete`` on (what is freed is overwritten with zeros), then as it was: some
     SQLite builds (Debian's) have it on for every connection, and it must stay so there."""
     (previous,) = conn.execute("PRAGMA secure_delete").fetchone()
@@ -300,7 +305,8 @@ def _zeroing(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 @contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: committed, or rolled back on any exception."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -313,7 +319,7 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 def forget(conn: sqlite3.Connection, event_ids: Sequence[int], now: float) -> Deleted:
     """Delete ``event_ids`` and everything that repeats them (module docstring), in one transaction."""
-    with _zeroing(conn), _transaction(conn):
+    with zeroing(conn), immediate(conn):
         return _delete(conn, plan(conn, event_ids), now)
 
 
@@ -337,7 +343,7 @@ def _delete(conn: sqlite3.Connection, planned: Plan, now: float) -> Deleted:
         rebuild_tasks(conn, task_projects)
         sessions |= _sessions_listing(conn, set(planned.task_events), task_projects)
     for session in sorted(sessions):
-        keys += _recompute(conn, session, now)
+        keys += recompute_session(conn, session, now)
     return Deleted(len(planned.events), len(planned.derived), len(sessions), keys)
 
 
@@ -381,7 +387,7 @@ def _task_sources(meta: str) -> set[int]:
     return {item.get("id") for item in listed if isinstance(item, dict)}
 
 
-def _recompute(conn: sqlite3.Connection, session: str, now: float) -> list[int]:
+def recompute_session(conn: sqlite3.Connection, session: str, now: float) -> list[int]:
     """The session's summary and snapshot, from the events it has left; none if it has none.
     Returns the vector keys of the old ones: they embed what was forgotten too."""
     old = "FROM events WHERE session_id = ? AND kind IN ('session_summary', 'snapshot')"
@@ -424,7 +430,7 @@ def merge_step(conn: sqlite3.Connection, table: str, first: bool) -> bool:
         raise ValueError(f"not a keyword index: {table!r}")
     pages = -MERGE_PAGES if first else MERGE_PAGES
     before = conn.total_changes
-    with _zeroing(conn), _transaction(conn):  # the old segments' pages are zeroed as they are freed
+    with zeroing(conn), immediate(conn):  # the old segments' pages are zeroed as they are freed
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (pages,))
     return conn.total_changes - before < 2
 
@@ -434,7 +440,7 @@ def vacuum_step(conn: sqlite3.Connection, pages: int = VACUUM_PAGES) -> bool:
     only; otherwise the file keeps them, zeroed); True once none is left to give."""
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
         return True
-    with _zeroing(conn):  # executescript steps the pragma to its end; execute would free a single page
+    with zeroing(conn):  # executescript steps the pragma to its end; execute would free a single page
         conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
     return conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
 

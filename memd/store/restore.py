@@ -16,13 +16,17 @@ import sqlite3
 from ..capture import NewEvent
 from ..capture.events import DERIVED_KINDS
 from ..protocol import ExportedEvent
-from .writer import _insert, _project_id, insert_derived
+from .writer import _insert, _project_id, count_redactions, insert_derived
 
 __all__ = ["restore"]
 
 
-def restore(conn: sqlite3.Connection, rows: list[ExportedEvent], now: float) -> tuple[int, int, int]:
-    """Store ``rows`` (inside the caller's transaction): (stored, already there, cites kept)."""
+def restore(
+    conn: sqlite3.Connection, rows: list[ExportedEvent], redactions: dict[str, int], now: float
+) -> tuple[int, int, int]:
+    """Store ``rows`` (inside the caller's transaction), counting ``redactions`` (what today's
+    rules found in them) in ``redaction_totals``: (stored, already there, cites kept)."""
+    count_redactions(conn, redactions)
     stored = duplicates = kept = 0
     for row in rows:
         project_id = _project_id(conn, row.project, now) if row.project else None

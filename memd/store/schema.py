@@ -22,6 +22,7 @@ from ..cite import citation_id
 from ..continuity import tasks
 
 __all__ = [
+    "APPEND_ONLY",
     "CITATION_ATTEMPTS",
     "CJK_GLOB",
     "MIGRATIONS",
@@ -37,6 +38,18 @@ TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
 """GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs, for rows
 stored before the ``cjk`` column; ``memd.retrieve.query.has_cjk`` decides for new ones."""
+
+
+APPEND_ONLY: Final = """
+CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+WHEN old.kind NOT IN ('session_summary', 'snapshot')
+BEGIN
+    SELECT RAISE(ABORT, 'events are append-only');
+END"""
+"""The guard every migration since 5 leaves in place (a test holds it equal to what they
+create): only derived events are replaced in place.  Two writes drop it inside their own
+transaction and put it back before committing: migration 9's rekeying and a scan's
+redaction of secrets stored before today's rules (``memd.store.redact``)."""
 
 
 CITATION_ATTEMPTS: Final = 10

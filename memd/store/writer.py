@@ -66,6 +66,7 @@ __all__ = [
     "StoreError",
     "Writer",
     "atomically",
+    "count_redactions",
     "describe",
     "fatal",
     "insert_derived",
@@ -203,13 +204,17 @@ def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None, *
         for column, value in event.session.items():
             if column in _SESSION_COLUMNS:  # names from a fixed set, values bound
                 conn.execute(f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, event.session_id))
-    if event.redactions:
-        conn.executemany(
-            "INSERT INTO redaction_totals (name, total) VALUES (?, ?)"
-            " ON CONFLICT(name) DO UPDATE SET total = total + excluded.total",
-            [(name, n) for name, n in event.redactions.items() if n],
-        )
+    count_redactions(conn, event.redactions)
     return Committed(row[0], duplicate=False)
+
+
+def count_redactions(conn: sqlite3.Connection, counts: dict[str, int]) -> None:
+    """Add what a filtering removed (``secrets``, ``secret:<kind>``...) to the all-time totals."""
+    conn.executemany(
+        "INSERT INTO redaction_totals (name, total) VALUES (?, ?)"
+        " ON CONFLICT(name) DO UPDATE SET total = total + excluded.total",
+        [(name, n) for name, n in counts.items() if n],
+    )
 
 
 def assign_citation(conn: sqlite3.Connection, event_id: int, *, new: bool = False) -> str:
