@@ -64,8 +64,9 @@ def test_no_secret_reaches_any_file(embedded: Instance) -> None:
           tool_response={"stdout": TEXT, "stderr": TEXT, "interrupted": False})  # fmt: skip
     _hook(embedded, "PostToolUse", cwd, tool_name="Read", tool_use_id="t2", tool_input={"file_path": f"{cwd}/.env"},
           tool_response={"type": "text", "file": {"filePath": f"{cwd}/.env", "content": TEXT}})  # fmt: skip
-    _hook(embedded, "PostToolUse", cwd, tool_name="Write", tool_use_id="t3",
-          tool_input={"file_path": f"{cwd}/settings.py", "content": TEXT}, tool_response={"type": "create"})  # fmt: skip
+    written = {"file_path": f"{cwd}/settings.py", "content": TEXT}
+    _hook(embedded, "PostToolUse", cwd, tool_name="Write", tool_use_id="t3", tool_input=written,
+          tool_response={"type": "create"})  # fmt: skip
     _hook(embedded, "PostToolUseFailure", cwd, tool_name="Edit", tool_use_id="t4",
           tool_input={"file_path": f"{cwd}/app.yml", "old_string": TEXT, "new_string": TEXT[::-1]},
           error=f"String to replace not found in file.\nString: {TEXT}")  # fmt: skip
