@@ -89,7 +89,9 @@ Whatever tags say, these are replaced by a marker naming the rule that found the
     digits (``sk_live_4eC39HqLyjWDarjtT1``: random, not a name);
   * otherwise (a plain identifier such as ``hunter2`` or ``self.token``) only where it is
     data: a command-line flag (``--password=x``), an environment assignment
-    (``DB_PASSWORD=x``, key in capitals, no space before ``=``), or a whole line
+    (``DB_PASSWORD=x``, key in capitals, no space before ``=``), a pair of a connection
+    string (``Server=db;Password=x;``, ``host=db password=x dbname=app``), a URL's query
+    parameter (``?password=x&next=y``: the value ends at ``&``), or a whole line
     ``key: value`` / ``key=value`` (YAML, .env, .properties) whose value is not a type
     name (``str``, ``String``, ``SecretStr``) nor itself named like a secret
     (``password=password``).  So ``password = new_password`` in Python stays; the same
@@ -386,7 +388,8 @@ _TRAILERS: Final = frozenset(
         "confirmation",
     }
 )
-_DIRECTORIES: Final = frozenset({"pwd", "oldpwd"})
+_DIRECTORIES: Final = frozenset({"PWD", "OLDPWD", "pwd", "oldpwd"})
+"""The shell's working directories (``Pwd`` in a connection string is a password)."""
 _WORDS: Final = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
 """Words of a key, digits kept on the word they end (``b64``, ``password2``)."""
 
@@ -428,9 +431,9 @@ def secret_kind(name: str) -> str | None:
     ``secret_key_base`` name one; ``max_tokens``, ``token_count``, ``password_field``,
     ``auth_method`` do not.  The module docstring lists the words.
     """
-    words = [word.lower() for word in _WORDS.findall(name)]
-    if "".join(words) in _DIRECTORIES:
+    if name in _DIRECTORIES:
         return None
+    words = [word.lower() for word in _WORDS.findall(name)]
     stems = [word.rstrip("0123456789") for word in words]
     for index in range(len(words) - 1, -1, -1):
         stem = stems[index]
@@ -794,6 +797,8 @@ _SHORT_NUMBER: Final = re.compile(r"[+-]?[0-9]{1,7}(?:\.[0-9]+)?")
 _RANDOM_RUN: Final = re.compile(r"[A-Za-z0-9]{12,}")
 _LINE_LEAD: Final = re.compile(r"""[ \t]*(?:(?:export|set|-)[ \t]+)?\\?["']?""")
 _LINE_TAIL: Final = re.compile(r"[ \t]*(?:#[^\n]{0,1024})?(?:\r?\n|\Z)")
+_PAIR_AFTER: Final = re.compile(r"[ \t]+[A-Za-z_][A-Za-z0-9_]{0,30}=[^\s=,;()]")
+_PAIR_BEFORE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,30}=[^\s=,;()]{1,128}[ \t]+\Z")
 _NOT_DATA_FIRST: Final = frozenset("$%@&*!|^~")
 """A value starting so is a reference ($VAR, %VAR%), a decorator or an operator."""
 _CODE_NEXT: Final = frozenset("([<")
@@ -870,13 +875,32 @@ def _is_data_line(text: str, key_start: int, value_end: int) -> bool:
     return _LINE_TAIL.match(text, value_end) is not None
 
 
+def _in_query(text: str, key_start: int, match: re.Match[str]) -> bool:
+    """Whether ``key=value`` is a parameter of a URL's query: right after ``?`` or ``&``."""
+    return text[key_start - 1 : key_start] in ("?", "&") and match.group("sep") == "=" and not match.group("quote")
+
+
+def _in_pairs(text: str, key_start: int, value_end: int) -> bool:
+    """Whether ``key=value`` is one pair of a connection string: ``;`` before or after it
+    (``Server=db;Password=x;``), or another ``name=value`` next to it across a space
+    (``host=db password=x dbname=app``)."""
+    if text[key_start - 1 : key_start] == ";" or text[value_end : value_end + 1] == ";":
+        return True
+    if _PAIR_AFTER.match(text, value_end):
+        return True
+    return _PAIR_BEFORE.search(text, max(0, key_start - 160), key_start) is not None
+
+
 def _is_data(text: str, key_start: int, match: re.Match[str], value_end: int) -> bool:
     """Whether a ``key <sep> value`` is data, not code: a command-line flag, an
-    environment assignment, or a line of YAML, .env or .properties."""
+    environment assignment, a pair of a connection string, or a line of YAML, .env or
+    .properties."""
     key = text[key_start : match.start("quote")]
     tight = match.start("sep") == match.end("quote")
     sep = match.group("sep")
     if key.startswith("-") or (tight and sep == "=" and key.isupper()):
+        return True
+    if tight and sep == "=" and (_in_query(text, key_start, match) or _in_pairs(text, key_start, value_end)):
         return True
     return tight and sep in (":", "=") and _is_data_line(text, key_start, value_end)
 
@@ -891,7 +915,10 @@ def _assignment_secret(text: str, key_start: int, match: re.Match[str]) -> Span 
     bare = _BARE.match(text, value_start)
     if bare is None:
         return None
-    value = bare.group().rstrip(".:")
+    value = bare.group()
+    if _in_query(text, key_start, match):  # a URL's ``?password=x&next=y``: ``&`` ends the value
+        value = value.split("&", 1)[0].split("#", 1)[0]
+    value = value.rstrip(".:")
     value_end = value_start + len(value)
     verdict = _bare_verdict(value, text[bare.end() : bare.end() + 1]) if value else False
     if verdict is None:
