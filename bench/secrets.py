@@ -15,7 +15,8 @@
 filters, ``SecretsCollection.scan_file``, as its ``scan`` command runs) on the same fakes
 and lines, for the choice issue 16 asks for.  It is a scanner, not a redactor: what it
 reports is a line and a type, and its ``secret_value`` is often a part (``ghp`` for a
-GitHub token), so a fake counts as caught when it flags a line holding it, and a line of
+GitHub token), so a fake counts as caught when it flags every line holding it in all three contexts, as
+memd's rules are counted (``recall_any_context``: in one of them at least), and a line of
 the ordinary corpus as a false alarm when it flags it at all.  It is not a dependency of
 memd: ``pip install detect-secrets`` first (the bench says so when it is missing).
 
@@ -91,16 +92,17 @@ def detect_secrets_figures(fakes: list[tuple[str, str, str]], lines: list[str]) 
             return {secret.line_number for secrets in found.data.values() for secret in secrets}
 
     missed: dict[str, int] = {}
+    seen_once = 0
     with default_settings():
         for name, text, secret in fakes:
-            caught = True
+            caught = []
             for context in contexts(text):
                 numbers = flagged(context)
                 holding = {number for number, line in enumerate(context.splitlines(), 1) if secret in line}
-                if not holding or not holding <= numbers:
-                    caught = False
-            if not caught:
+                caught.append(bool(holding) and holding <= numbers)
+            if not all(caught):
                 missed[name] = missed.get(name, 0) + 1
+            seen_once += any(caught)
         numbers = flagged("\n".join(lines))
         chunk = "\n".join(lines)[:50_000]
         times = []
@@ -110,6 +112,7 @@ def detect_secrets_figures(fakes: list[tuple[str, str, str]], lines: list[str]) 
             times.append((time.perf_counter() - started) * 1000)
     return {
         "recall": round(1 - sum(missed.values()) / len(fakes), 4),
+        "recall_any_context": round(seen_once / len(fakes), 4),
         "missed": missed,
         "false_alarm_lines": len(numbers),
         "false_alarm_rate": round(len(numbers) / len(lines), 5),
