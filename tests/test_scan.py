@@ -90,7 +90,8 @@ def test_scan_redacts_the_past_in_every_store_and_the_files(old_store: Instance)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("redacted ") and not any(secret in done.stdout for secret in SECRETS)
 
-    # The same events, ids and citations, with markers where the secrets were.
+    # The same events, ids and citations, with markers where the secrets were; the log append-only again.
+    assert inst.query("SELECT count(*) FROM sqlite_master WHERE name = 'events_append_only'") == [(1,)]
     assert inst.query("SELECT id, kind FROM events ORDER BY id") == events_before
     assert inst.query("SELECT event_id, cite FROM citations ORDER BY event_id") == cites_before
     texts = " ".join(row[0] for row in inst.query("SELECT title || text || meta || payload FROM events"))

@@ -10,7 +10,7 @@ import pytest
 
 from memd.capture import NewEvent
 from memd.store import StoreError, Writer, open_store
-from memd.store.schema import MIGRATIONS, migrate, pending
+from memd.store.schema import APPEND_ONLY, MIGRATIONS, migrate, pending
 
 pytestmark = pytest.mark.anyio
 
@@ -102,6 +102,21 @@ def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  
     assert cites == {n: citation_id(n) for n in range(1, 51)}
     write_batch(conn, [(event(51, "k-new"), "/p")], [])
     assert conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone() == (citation_id(51),)
+
+
+def test_the_append_only_guard_is_the_one_the_migrations_leave(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``APPEND_ONLY`` (what a scan's redaction puts back) is the trigger the migrations create,
+    and it refuses to rewrite a logged event."""
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    migrate(conn)
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_append_only'").fetchone()
+    assert " ".join(sql.split()) == " ".join(APPEND_ONLY.split())
+    conn.execute(
+        "INSERT INTO events (idem_key, event, kind, title, text, payload, importance, client_ts, received_at, size)"
+        " VALUES ('k', 'UserPromptSubmit', 'prompt', 't', 'x', '{}', 2, 0, 0, 1)"
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE events SET text = 'y'")
 
 
 def test_migration_9_keys_tool_calls_prompts_and_stops_by_claude_codes_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
