@@ -13,7 +13,7 @@ from typing import Any
 from conftest import FIXTURES, Instance
 from test_recall import hook, send
 
-from memd.protocol import Details, DetailsResult, Endless, EndlessStatus
+from memd.protocol import Details, DetailsResult, Endless, EndlessStatus, Ingest, Ingested
 
 STREAM = FIXTURES / "hooks" / "stream_compact.jsonl"
 SESSION = "8bbcceab-0b3e-4e24-98c9-ec146b1ca8c6"  # the session of the real stream
@@ -252,3 +252,29 @@ def test_a_big_session_still_fits_its_budget(daemon: Instance) -> None:
     block = hook(daemon, "SessionStart", "s-big", cwd, source="compact")
     assert 'mode="continuation"' in block
     assert estimate_tokens(block) <= 2000 and len(block) <= 8000
+
+
+def test_two_compactions_whose_transcript_stood_still_are_two(daemon: Instance) -> None:
+    """Claude Code writes its transcript lazily: a second compaction in one prompt may fire
+    its PreCompact and SessionStart(compact), byte-identical to the first's, while the
+    transcript still ends where it did.  The first's PostCompact between them tells them
+    apart; the same event sent twice (a second registration of the hook) is still one."""
+    cwd = f"{daemon.root}/proj"
+    os.makedirs(cwd)
+    base = {"session_id": "s-cc", "cwd": cwd, "transcript_path": "/dev/null", "prompt_id": "p1"}
+
+    def ingest(event: str, **fields: object) -> Ingested:
+        payload = json.dumps({**base, "hook_event_name": event, **fields}).encode()
+        request = Ingest(event=event, sent_at_ns=time.time_ns(), payload=payload, position="u-stale")
+        return daemon.call(request, Ingested)
+
+    for summary in ("<summary>1. Primary Request: first</summary>", "<summary>1. Primary Request: second</summary>"):
+        pre = ingest("PreCompact", trigger="auto", custom_instructions=None)
+        assert ingest("PreCompact", trigger="auto", custom_instructions=None).duplicate  # fired twice: one
+        assert not pre.duplicate
+        assert not ingest("SessionStart", source="compact", model="m").duplicate  # so it gets its context
+        ingest("PostCompact", trigger="auto", compact_summary=summary)
+    rows = daemon.query(
+        "SELECT event, count(*) FROM events WHERE session_id = 's-cc' AND event != 'memd' GROUP BY event ORDER BY event"
+    )
+    assert rows == [("PostCompact", 2), ("PreCompact", 2), ("SessionStart", 2)]

@@ -89,6 +89,12 @@ class NewEvent(msgspec.Struct, kw_only=True):
     """What privacy filtering removed: counts and lengths, never content; and ``lone_surrogates``
     (``REPAIR_COUNTER``): 1 when lone surrogates were replaced.  The store sums them all in
     ``redaction_totals``."""
+    per_compaction: bool = False
+    """One of a compaction's own events with no id of its own (PreCompact, SessionStart with
+    source ``compact``): the store adds to ``idem_key`` how many compactions (PostCompact) the
+    session has had, since two compactions in one prompt fire byte-identical payloads and the
+    transcript may not show the first yet when the second fires (Claude Code writes it
+    lazily), so ``position`` alone may not tell them apart."""
 
 
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
@@ -190,7 +196,9 @@ def idempotency_key(event: str, payload: dict[str, Any], raw: bytes, position: s
     - a subagent's stop: its ``agent_id`` and the digest of its last message (a resumed
       agent stops again);
     - a compaction's summary: the digest of its body (``compaction.summary_body``);
-    - anything else: the sha256 of the payload, and ``position`` when the client read one.
+    - anything else: the sha256 of the payload, and ``position`` when the client read one
+      (and, for a compaction's PreCompact and SessionStart, the store adds the session's count
+      of compactions: ``NewEvent.per_compaction``).
     """
     session = _text(payload.get("session_id"))
     if tool_use_id := _text(payload.get("tool_use_id")):
@@ -298,4 +306,5 @@ class Capture:
             truncated=ingest.truncated,
             session=_session_columns(normalized),
             redactions=counts,
+            per_compaction=event == "PreCompact" or (event == "SessionStart" and payload.get("source") == "compact"),
         )

@@ -176,18 +176,26 @@ _INSERT_EVENT = (
 _SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
 
 
+_COMPACTIONS = "SELECT count(*) FROM events WHERE session_id = ? AND event = 'PostCompact'"
+"""A session's compactions so far (``NewEvent.per_compaction``)."""
+
+
 def _insert(conn: sqlite3.Connection, event: NewEvent, project_id: int | None, *, derive: bool = True) -> Committed:
     """Store ``event`` with its citation id and session row; ``derive``: and its tasks."""
+    key = event.idem_key
+    if event.per_compaction and event.session_id:  # the key of the session's next compaction's events
+        (compactions,) = conn.execute(_COMPACTIONS, (event.session_id,)).fetchone()
+        key = f"{key}:compaction:{compactions}"
     row = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO NOTHING RETURNING id, project_id",
         (
-            event.idem_key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
+            key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
             event.title, event.text, event.meta, event.payload, event.importance, event.client_ts,
             event.received_at, event.size, event.truncated, has_cjk(event.title) or has_cjk(event.text),
         ),
     ).fetchone()  # fmt: skip
     if row is None:
-        (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
+        (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (key,)).fetchone()
         return Committed(existing, duplicate=True)
     assign_citation(conn, row[0], new=True)
     if derive and event.kind == "task_state":
