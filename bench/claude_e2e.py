@@ -15,7 +15,14 @@ recorder's files are what Claude Code fired, against which memd's store is check
 - MCP connect: how long Claude Code waited for memd's MCP server at each plugin session's
   start ("Successfully connected ... in N ms" in its debug log), median.
 
-    .venv/bin/python bench/claude_e2e.py [--sessions 100] [--json]
+``--floor`` adds two more users, interleaved the same way, to tell memd's share of the
+overhead from what Claude Code charges any plugin of its shape: a stub plugin with the same
+hooks.json (the same events, the same synchronous and async hooks, each through ``sh`` and
+``python -I -S`` (by its path) that reads its stdin and exits) and the same slash commands, once
+without an MCP server (``stub-hooks``) and once with a stub one that answers ``initialize``
+and an empty ``tools/list`` (``stub``).  ``plugin`` minus ``stub`` is what memd itself adds.
+
+    .venv/bin/python bench/claude_e2e.py [--sessions 100] [--json] [--floor]
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import shutil
 import statistics
 import sys
@@ -54,10 +62,58 @@ def script(n: int, project: Path) -> str:
     )
 
 
+STUB_LAUNCH = """#!/bin/sh
+# A plugin hook or MCP server that does nothing, as cheaply as a Python one can.
+case "$1" in
+    mcp) exec PYTHON -I -S "$(dirname "$0")/stub_mcp.py" ;;
+    *) exec PYTHON -I -S -c "import sys; sys.stdin.buffer.read()" ;;
+esac
+"""
+
+STUB_MCP = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "stub", "version": "0"}}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    elif method == "tools/list":
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}}
+    else:
+        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no such method"}}
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def stub_plugin(folder: Path, mcp: bool) -> Path:
+    """A plugin shaped like memd's (hooks.json, commands, maybe an MCP server) that does nothing."""
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / "hooks").mkdir()
+    shutil.copytree(REPO / "hooks" / "commands", folder / "hooks" / "commands")
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    manifest["name"] = manifest["displayName"] = "stub"
+    if not mcp:
+        del manifest["mcpServers"]
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2))
+    hooks = (REPO / "hooks" / "hooks.json").read_text().replace("memd-launch", "stub-launch")
+    (folder / "hooks" / "hooks.json").write_text(hooks)
+    # The interpreter by its path, as memd's launcher runs it: a pyenv shim would cost ~80 ms a spawn.
+    (folder / "hooks" / "stub-launch").write_text(STUB_LAUNCH.replace("PYTHON", shlex.quote(sys.executable)))
+    (folder / "hooks" / "stub_mcp.py").write_text(STUB_MCP)
+    if mcp:
+        (folder / ".mcp.json").write_text((REPO / ".mcp.json").read_text().replace("memd-launch", "stub-launch"))
+    return folder
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--floor", action="store_true", help="also time stub plugins of the same shape")
     args = parser.parse_args()
 
     binary = install()
@@ -68,15 +124,24 @@ def main() -> int:
             root = Path(memd.root)
             plugin = ClaudeCode(binary, api.url, memd, root / "plugin", "plugin")
             bare = ClaudeCode(binary, api.url, memd, root / "none", "none")
+            users = {"none": bare, "plugin": plugin}
+            if args.floor:
+                for name, mcp in (("stub-hooks", False), ("stub", True)):
+                    folder = stub_plugin(root / f"{name}-plugin", mcp)
+                    users[name] = ClaudeCode(binary, api.url, memd, root / name, "plugin", plugin_dir=folder)
             pairs: list[tuple[float, float]] = []
+            seconds: dict[str, list[float]] = {name: [] for name in users}
             last: dict[str, str] = {}
             for n in range(args.sessions):
                 runs = {}
-                for user in (bare, plugin) if n % 2 else (plugin, bare):  # alternate who goes first
-                    resume = ["--resume", last[user.mode]] if n % 5 == 4 and user.mode in last else []
+                order = list(users)[n % len(users) :] + list(users)[: n % len(users)]  # who goes first rotates
+                for name in order:
+                    user = users[name]
+                    resume = ["--resume", last[name]] if n % 5 == 4 and name in last else []
                     run = user.run(script(n, user.project), *resume)
-                    last[user.mode] = run.session_id
-                    runs[user.mode] = run
+                    last[name] = run.session_id
+                    runs[name] = run
+                    seconds[name].append(run.seconds)
                 pairs.append((runs["none"].seconds, runs["plugin"].seconds))
                 cancelled = sum(r.debug.count(") cancelled") for r in runs.values())
                 if cancelled:
@@ -108,6 +173,15 @@ def main() -> int:
         if CONNECTED.search(debug)
         else None,
     }
+    for name in ("stub-hooks", "stub"):
+        if name in seconds:
+            median = statistics.median(seconds[name])
+            result[f"{name}_median_s"] = round(median, 3)
+            result[f"{name}_overhead_median_ms"] = round((median - statistics.median(bare_s)) * 1000, 1)
+    if "stub" in seconds:
+        result["memd_own_median_ms"] = round(
+            (statistics.median(plugin_s) - statistics.median(seconds["stub"])) * 1000, 1
+        )
     met = (
         result["lost"] == 0
         and result["duplicated"] == 0

@@ -60,8 +60,19 @@ class Run:
 class ClaudeCode:
     """One Claude Code user with memd installed as ``mode`` says ("plugin", "settings" or "none")."""
 
-    def __init__(self, binary: str, api_url: str, memd: Instance, root: Path, mode: str, *, record: bool = True):
+    def __init__(
+        self,
+        binary: str,
+        api_url: str,
+        memd: Instance,
+        root: Path,
+        mode: str,
+        *,
+        record: bool = True,
+        plugin_dir: Path = REPO,
+    ):
         self.binary = binary
+        self.plugin_dir = plugin_dir
         self.memd = memd
         self.mode = mode
         self.home = root / "home"
@@ -111,7 +122,7 @@ class ClaudeCode:
         argv = [self.binary, "-p", prompt, "--output-format", "json", "--allowedTools", TOOLS]
         argv += ["--debug-file", str(debug)]
         if self.mode == "plugin":
-            argv += ["--plugin-dir", str(REPO)]
+            argv += ["--plugin-dir", str(self.plugin_dir)]
         started = time.monotonic()
         done = subprocess.run(
             [*argv, *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout
