@@ -10,10 +10,12 @@ import pytest
 from conftest import FIXTURES, hook_fixtures
 
 from memd.capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
-from memd.capture.prepare import salvage_fields
+from memd.capture.prepare import TAIL_KEPT
+from memd.capture.salvage import CUT, DEEP, read_prefix, salvage
 from memd.config import Config
 from memd.privacy import Privacy
 from memd.protocol import Ingest
+from memd_client.handoff import PAYLOAD_CAP, TAIL_KEEP
 
 CONFIG = Config()
 CAPTURE = Capture(CONFIG.capture, Privacy(CONFIG.privacy))
@@ -187,23 +189,57 @@ def test_a_lone_surrogate_in_broken_json_is_still_invalid() -> None:
 
 def test_truncated_payload_keeps_its_identifying_fields() -> None:
     big = json.loads(load("hook_PostToolUse.json"))
-    big["tool_response"]["stdout"] = "x" * 100_000
+    big["tool_response"]["stdout"] = "x" * 9_000_000
     raw = json.dumps(big, separators=(",", ":")).encode()
-    kept = raw[:5000] + raw[-3000:]  # what the hook client keeps: head and tail
+    kept = raw[: PAYLOAD_CAP - TAIL_KEEP] + raw[-TAIL_KEEP:]  # what the hook client keeps: head and tail
     event = prepare(envelope(kept, "PostToolUse", truncated=True, size=len(raw)), 0)
     payload = json.loads(event.payload)
     assert payload["session_id"] == big["session_id"]
     assert payload["tool_use_id"] == big["tool_use_id"]
     assert payload["memd_dropped"] == {
         "reason": "was cut by the hook client's size cap",
-        "kept_bytes": 8000,
+        "kept_bytes": PAYLOAD_CAP,
         "size": len(raw),
     }
     assert event.truncated and event.size == len(raw) and event.tool == "Bash"
+    assert payload["tool_input"] == big["tool_input"], "the command and its description are kept"
+    assert event.title == f"Bash: {big['tool_input']['command']}"
+    assert payload["tool_response"]["stdout"].endswith(CUT), "the cut field says so"
 
 
 def test_salvage_decodes_json_escapes() -> None:
-    assert salvage_fields(b'{"cwd":"/tmp/a \\"b\\" \\u00e9","tool_name":"Ed') == {"cwd": '/tmp/a "b" é'}
+    assert salvage(b'{"cwd":"/tmp/a \\"b\\" \\u00e9","tool_name":"Ed') == {
+        "cwd": '/tmp/a "b" é',
+        "tool_name": "Ed" + CUT,
+    }
+
+
+def test_a_cut_payload_keeps_every_field_before_the_cut_at_any_depth() -> None:
+    head = (
+        '{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash",'
+        '"tool_input":{"command":"pytest -x tests/","description":"Run the tests","timeout":60000},'
+        '"tool_response":{"exit_code":1,"interrupted":false,"stdout":"line 1\\nline 2\\u00'
+    )
+    assert read_prefix(head) == {
+        "session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "pytest -x tests/", "description": "Run the tests", "timeout": 60000},
+        "tool_response": {"exit_code": 1, "interrupted": False, "stdout": "line 1\nline 2" + CUT},
+    }  # fmt: skip
+    assert read_prefix('{"a":[1,{"b":null}],"c":tr') == {"a": [1, {"b": None}]}
+    assert read_prefix('[{"a":1}]') is None and read_prefix("garbage") is None and read_prefix("") is None
+    deep = '{"x":' * 10 + "1" + "}" * 10
+    assert read_prefix(f'{{"id":"k","deep":{deep},"after":2}}', max_depth=4) == {
+        "id": "k", "deep": {"x": {"x": {"x": DEEP}}}, "after": 2,
+    }  # fmt: skip
+
+
+def test_salvage_takes_the_tails_ids_where_the_head_has_none() -> None:
+    head = b'{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"make"},"tool_response":{"stdout":"'
+    end = b'","stderr":""},"session_id":"nested","tool_use_id":"toolu_9"}'
+    kept = head + b"x" * 300_000 + end
+    payload = salvage(kept, tail=len(end) + 10)
+    assert payload["tool_use_id"] == "toolu_9" and payload["session_id"] == "s1"
+    assert payload["tool_input"] == {"command": "make"} and payload["tool_response"]["stdout"].endswith(CUT)
 
 
 def test_truncated_garbage_is_invalid() -> None:
@@ -250,3 +286,7 @@ def test_project_root_is_the_git_top_level(tmp_path) -> None:  # type: ignore[no
     link.symlink_to(repo / "src")
     assert project_root(str(link)) == str(repo.resolve())
     assert project_root("/does/not/exist/anywhere") == "/does/not/exist/anywhere"
+
+
+def test_the_tail_the_daemon_assumes_is_the_one_the_client_keeps() -> None:
+    assert TAIL_KEPT == TAIL_KEEP

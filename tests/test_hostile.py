@@ -57,6 +57,27 @@ def test_five_megabyte_tool_response_is_clipped(daemon: Instance) -> None:
     assert "0000000" in text and "0064999" in text and len(text) < 25_000
 
 
+def test_a_20_mb_tool_output_is_stored_with_its_command(daemon: Instance) -> None:
+    """The hook client keeps the head and tail of a payload over its cap: every small field
+    of the head (the command, its description, the exit code) is stored as it was, the
+    output up to the cut and marked, the tool call's id from the tail."""
+    command = "pytest -x tests/test_login.py --count 400"
+    payload = {**BASE, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command, "description": "Run the login test 400 times"},
+               "tool_response": {"exit_code": 1, "stdout": "F" * 20_000_000, "stderr": "", "interrupted": False},
+               "tool_use_id": "toolu_20mb"}  # fmt: skip
+    raw = json.dumps(payload).encode()
+    send(daemon, "PostToolUse", raw)
+    ((kind, title, stored_payload),) = stored(daemon)
+    assert (kind, title) == ("tool", f"Bash: {command}")
+    kept = json.loads(stored_payload)
+    assert kept["tool_input"] == payload["tool_input"] and kept["tool_response"]["exit_code"] == 1
+    assert kept["memd_dropped"]["size"] == len(raw) and "cut" in kept["memd_dropped"]["reason"]
+    assert "memd: cut here" in kept["tool_response"]["stdout"]
+    assert daemon.query("SELECT idem_key FROM events WHERE kind = 'tool'") == [("PostToolUse:tool:toolu_20mb",)]
+    assert daemon.spooled() == []
+
+
 def test_deeply_nested_json_keeps_its_identifying_fields(daemon: Instance) -> None:
     deep = '{"a":' * 5000 + "1" + "}" * 5000
     head = '{"session_id":"hostile","cwd":"/tmp/hostile","hook_event_name":"PostToolUse","tool_name":"X"'

@@ -3,8 +3,9 @@
 The steps, in order, each a plain function:
 
 1. parse the payload (``parse_payload``): Claude Code's stdin is one JSON object; a
-   payload the hook client truncated at its size cap keeps only the fields that can
-   be read from its head and tail (``salvage_fields``);
+   payload the hook client truncated at its size cap, or one nested too deep, keeps
+   every field that can be read from its head, as it was, the field the cut falls into
+   up to the cut, and its tail's ids (``memd.capture.salvage``);
 2. derive the idempotency key (``idempotency_key``): the event's own id where Claude
    Code gives one, the same whether the event comes live, from the spool, from
    ``memctl import`` or copied into a fork's transcript; else the sha256 of the payload
@@ -20,7 +21,6 @@ The steps, in order, each a plain function:
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any
 
 import msgspec
@@ -32,6 +32,7 @@ from ..surrogates import repair_lone_surrogates
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
 from .rescan import Rescan
+from .salvage import salvage
 from .text import clip_strings
 
 __all__ = [
@@ -44,10 +45,8 @@ __all__ = [
     "idempotency_key",
     "parse_payload",
     "redaction_counts",
-    "salvage_fields",
 ]
 
-SALVAGE_WINDOW = 64 * 1024
 MAX_DEPTH = 64
 """Deepest JSON nesting kept; real hook payloads stay under 20 levels."""
 INVALID_UTF8 = "memd_invalid_utf8"
@@ -58,7 +57,10 @@ decoder, or by ``memctl import`` before it sent the event)."""
 REPAIR_COUNTER = "lone_surrogates"
 """The ``redaction_totals`` row that counts the events whose lone surrogates were replaced
 (``memd.store.queries.lone_surrogate_events``; not a redaction, so not among them)."""
-_HEAD_FIELDS = ("session_id", "cwd", "hook_event_name", "prompt_id", "tool_name", "tool_use_id", "agent_id")
+TAIL_KEPT = 64 * 1024
+"""Bytes at the end of a payload the hook client cut that it kept (``memd_client.handoff.TAIL_KEEP``)."""
+_IDENTIFYING = ("session_id", "hook_event_name", "tool_name", "tool_use_id")
+"""A salvaged payload without any of these is nothing memd can store."""
 
 
 class InvalidPayload(ValueError):
@@ -101,24 +103,6 @@ _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
 _json_encode = msgspec.json.Encoder().encode
 
 
-def salvage_fields(kept: bytes) -> dict[str, str]:
-    """Read the common string fields from what the hook client kept of a huge payload.
-
-    It keeps the head and the tail: Claude Code writes the identifying fields first
-    (session_id, cwd, tool_name, ...) and ``tool_use_id`` after ``tool_response``.
-    """
-    text = (kept[:SALVAGE_WINDOW] + b"\n" + kept[-SALVAGE_WINDOW:]).decode("utf-8", "replace")
-    found: dict[str, str] = {}
-    for name in _HEAD_FIELDS:
-        match = re.search(rf'"{name}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
-        if match:
-            try:
-                found[name] = msgspec.json.decode(f'"{match.group(1)}"'.encode(), type=str)
-            except msgspec.DecodeError:
-                continue
-    return found
-
-
 def _depth(value: Any) -> int:
     """How deeply ``value`` nests, counted without recursion (it may be very deep)."""
     deepest, stack = 0, [(value, 1)]
@@ -136,9 +120,10 @@ def _depth(value: Any) -> int:
 
 
 def _salvaged(ingest: Ingest, why: str) -> dict[str, Any]:
-    """The identifying fields readable in the raw bytes, when the payload itself cannot be kept."""
-    fields: dict[str, Any] = salvage_fields(ingest.payload)
-    if not fields:
+    """What can be read of the raw bytes (``memd.capture.salvage``), when they are no whole
+    JSON object (cut by the client) or one nested too deep to keep, and why."""
+    fields = salvage(ingest.payload, MAX_DEPTH, tail=TAIL_KEPT if ingest.truncated else 0)
+    if not any(isinstance(fields.get(name), str) for name in _IDENTIFYING):
         raise InvalidPayload(f"payload of {ingest.size or len(ingest.payload)} bytes {why}, no readable fields")
     fields["memd_dropped"] = {"reason": why, "kept_bytes": len(ingest.payload), "size": ingest.size}
     return fields
