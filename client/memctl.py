@@ -169,6 +169,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"  spool backlog: {report.spool_backlog}"
         + (f"; {report.spool_failed} set aside after failed replays (memctl doctor)" if report.spool_failed else ""),
         f"  quarantined:   {report.quarantined} events not stored whole (memctl doctor)",
+        f"  connections:   {report.connections} open of at most {report.max_connections}"
+        f" (open files limit {report.open_files_limit})",
         f"  database:      {report.db_bytes / 1e6:.1f} MB",
     ]
     if (e := report.embedding) is not None:

@@ -6,6 +6,8 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     [daemon]
     log_level = "info"          # debug | info | warning | error
     idle_timeout = 600.0        # seconds an idle client connection is kept open
+    silent_timeout = 10.0       # seconds a new connection may stay silent before its first request
+    max_connections = 1000      # open client connections at most (the oldest idle one makes room)
     shutdown_grace = 10.0       # seconds in-flight requests get to finish on SIGTERM
     spool_drain_interval = 5.0  # seconds between spool scans
     idle_exit = 0.0             # socket-activated only: exit after this many idle seconds; 0 = never
@@ -95,6 +97,8 @@ Positive = Annotated[float, msgspec.Meta(gt=0)]
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     idle_timeout: Positive = 600.0
+    silent_timeout: Positive = 10.0
+    max_connections: Annotated[int, msgspec.Meta(ge=8)] = 1000
     shutdown_grace: Positive = 10.0
     spool_drain_interval: Positive = 5.0
     idle_exit: Annotated[float, msgspec.Meta(ge=0)] = 0.0

@@ -541,6 +541,12 @@ class StatusReport(Reply):
     """Events not stored since the daemon started (memd's own traffic, noise rules)."""
     lone_surrogates: int = 0
     """Events stored with lone UTF-16 surrogates (half an emoji) replaced by U+FFFD; all time."""
+    connections: int = 0
+    """Client connections open now (this one included)."""
+    max_connections: int = 0
+    """The cap: at it, the connection idle longest makes room (``[daemon] max_connections``,
+    kept under the open-files limit)."""
+    open_files_limit: int = 0
 
 
 class EventRow(msgspec.Struct, kw_only=True):

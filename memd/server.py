@@ -24,6 +24,16 @@ and with status 0, after a consolidation pass (the next daemon does not know wha
 A peer never takes the daemon down: a bad frame gets a typed ``Error`` reply (or, when
 the stream cannot be resynced, a closed connection), and an unexpected exception in
 one request is logged and answered with ``Error(code="internal")``.
+
+**Many peers** never do either.  At start the soft limit on open files is raised to the
+hard one (``raise_file_limit``).  Connections are capped (``[daemon] max_connections``,
+and below the file limit with room for the store's own files): at the cap, the connection
+idle longest makes room, and with none idle the new one is closed at once (its hook
+client spools).  A new connection gets ``silent_timeout`` to send its first request, an
+open one ``idle_timeout`` between requests.  An error of ``accept()`` itself (out of
+files, a connection aborted before it was taken) is logged at most once per
+``ACCEPT_WARN_EVERY`` with how many there were, the idle connection oldest is closed when
+files ran out, and accepting resumes after a short back-off: the loop never ends on one.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
 import signal
 import socket
 import time
@@ -123,7 +134,54 @@ SD_LISTEN_FDS_START = 3
 """The first file descriptor systemd passes to a socket-activated service."""
 LISTEN_VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 BUSY_RECHECK = 5.0
+FILE_RESERVE = 128
+"""File descriptors kept for the store, the model, the logs and the spool, below the limit
+the connection cap must stay under."""
+ACCEPT_WARN_EVERY = 10.0
+"""Seconds between two warnings about failing ``accept()`` calls (the count in between is logged)."""
+ACCEPT_BACKOFF = (0.01, 0.5)
+"""The first and the longest pause after a failed ``accept()``; it doubles while they fail."""
 """Seconds between looks, once idle long enough to exit, at background work that holds the exit back."""
+
+
+def file_limit() -> int:
+    """The soft limit on this process's open files."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def raise_file_limit() -> tuple[int, int]:
+    """Raise the soft limit on open files to the hard one (systemd user services and most
+    shells start at 1,024, which a flood of connections exhausts); (before, after)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):  # a limit a container will not let go
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    return soft, file_limit()
+
+
+class AcceptFailures:
+    """Failed ``accept()`` calls: how long to pause after each, and a warning at most every
+    ``ACCEPT_WARN_EVERY`` seconds with how many failed since the last one."""
+
+    def __init__(self) -> None:
+        self.pause = 0.0
+        self.count = 0
+        self.warned_at = -ACCEPT_WARN_EVERY
+
+    def failed(self, exc: OSError) -> float:
+        self.count += 1
+        now = time.monotonic()
+        if now - self.warned_at >= ACCEPT_WARN_EVERY:
+            name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+            log.warning("accept_failed", error=name, failures=self.count, open_files_limit=file_limit())
+            self.warned_at, self.count = now, 0
+        self.pause = min(ACCEPT_BACKOFF[1], self.pause * 2 or ACCEPT_BACKOFF[0])
+        return self.pause
+
+    def succeeded(self) -> None:
+        self.pause = 0.0
 
 
 class Daemon:
@@ -169,7 +227,9 @@ class Daemon:
         """Per hook event, ingests only (``memctl stats``): the same times as ``ingest``'s."""
         self._closing = False
         self._accept_scope = anyio.CancelScope()
-        self._idle: set[anyio.CancelScope] = set()
+        self._idle: dict[anyio.CancelScope, None] = {}
+        """Scopes of connections waiting for a request, longest waiting first."""
+        self.max_connections = min(config.daemon.max_connections, max(8, file_limit() - FILE_RESERVE))
         self._active = 0
         self._drained = anyio.Event()
         self._stuck_spool: set[str] = set()
@@ -258,11 +318,26 @@ class Daemon:
             log.exception("consolidation_failed")
 
     async def _accept_loop(self, listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> None:
+        failures = AcceptFailures()
         async with anyio.create_task_group() as handlers:
             async with listener:
                 with self._accept_scope:
                     while True:
-                        stream = await listener.accept()
+                        try:
+                            stream = await listener.accept()
+                        except (OSError, anyio.BrokenResourceError) as exc:
+                            error = exc if isinstance(exc, OSError) else exc.__cause__  # anyio wraps it
+                            if not isinstance(error, OSError):
+                                raise
+                            if error.errno in (errno.EMFILE, errno.ENFILE):
+                                self._make_room()
+                            await anyio.sleep(failures.failed(error))
+                            continue
+                        failures.succeeded()
+                        if self._active >= self.max_connections and not self._make_room():
+                            log.warning("connection_refused", open=self._active, limit=self.max_connections)
+                            await stream.aclose()  # every connection is busy: this client spools
+                            continue
                         handlers.start_soon(self._handle, stream)
             if self.owns_socket:  # new clients now get ENOENT at once and spool
                 _unlink(self.paths.socket)
@@ -272,6 +347,15 @@ class Daemon:
             handlers.cancel_scope.cancel()
 
     # --- connections ----------------------------------------------------------------
+
+    def _make_room(self) -> bool:
+        """Close the connection idle longest (it waits for a request: none is cut short);
+        whether there was one."""
+        for scope in self._idle:
+            del self._idle[scope]
+            scope.cancel()
+            return True
+        return False
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
         self._active += 1
@@ -295,9 +379,10 @@ class Daemon:
 
     async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
         reader = FrameReader()
+        first = True
         while not self._closing:
             try:
-                body = await self._next_frame(stream, reader)
+                body = await self._next_frame(stream, reader, first)
             except FrameTooLarge as exc:
                 log.warning("frame_refused", error=str(exc))
                 await stream.send(encode_frame(Error(code=exc.code, message=str(exc))))
@@ -305,6 +390,7 @@ class Daemon:
             if body is None:
                 return
             started = time.perf_counter()
+            first = False
             op, hook, reply = await self._respond(body)
             # Measured up to the reply being ready (the event committed), not past the write:
             # the write wakes the client, and on a busy machine the kernel may run it first.
@@ -315,12 +401,14 @@ class Daemon:
             self._touch()
             await stream.send(encode_frame(reply))
 
-    async def _next_frame(self, stream: anyio.abc.SocketStream, reader: FrameReader) -> bytes | None:
-        """The next frame body; None at EOF, idle timeout or shutdown."""
+    async def _next_frame(self, stream: anyio.abc.SocketStream, reader: FrameReader, first: bool) -> bytes | None:
+        """The next frame body; None at EOF, a timeout (``silent_timeout`` for the first,
+        ``idle_timeout`` after), to make room for another connection, or at shutdown."""
         if self._closing:
             return None
-        with anyio.CancelScope(deadline=anyio.current_time() + self.config.daemon.idle_timeout) as scope:
-            self._idle.add(scope)
+        wait = self.config.daemon.silent_timeout if first else self.config.daemon.idle_timeout
+        with anyio.CancelScope(deadline=anyio.current_time() + wait) as scope:
+            self._idle[scope] = None
             try:
                 while (body := reader.next_frame()) is NEED_DATA:
                     reader.receive_data(await stream.receive())
@@ -330,7 +418,7 @@ class Daemon:
                     log.warning("truncated_frame", buffered=reader.buffered)
                 return None
             finally:
-                self._idle.discard(scope)
+                self._idle.pop(scope, None)
         return None
 
     async def _respond(self, body: bytes) -> tuple[str, str, Reply]:
@@ -513,6 +601,9 @@ class Daemon:
             redactions=await queries.redaction_totals(self.store.reader),
             skipped=self.skipped,
             lone_surrogates=await queries.lone_surrogate_events(self.store.reader),
+            connections=self._active,
+            max_connections=self.max_connections,
+            open_files_limit=file_limit(),
             embedding=await self.embedding_status(),
             **counts,
         )
@@ -759,6 +850,9 @@ async def run(
 ) -> None:
     """Run a daemon until it is told to stop (or, socket-activated, idles out); raise
     ``AlreadyRunning`` if one is running."""
+    before, after = raise_file_limit()
+    if after != before:
+        log.info("open_files_limit", before=before, after=after)
     inherited = inherited_socket()
     paths = _served_paths(paths, inherited)
     idle_exit = _idle_exit_seconds(config, inherited)

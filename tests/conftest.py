@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import sqlite3
@@ -89,12 +90,19 @@ class Instance:
 
     # --- daemon -------------------------------------------------------------------------
 
-    def start(self, *args: str, wait: bool = True) -> subprocess.Popen[bytes]:
+    def start(self, *args: str, wait: bool = True, files: tuple[int, int] | None = None) -> subprocess.Popen[bytes]:
+        """Start the daemon; ``files``: its (soft, hard) limit on open files."""
+
+        def limit() -> None:
+            if files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, files)
+
         # stderr to a file, not a pipe: a full pipe would block the daemon's logging.
         with open(self.stderr_file, "ab") as stderr:
             self.process = subprocess.Popen(
-                [PYTHON, "-m", "memd", *args], env=self.env, stdout=subprocess.DEVNULL, stderr=stderr
-            )
+                [PYTHON, "-m", "memd", *args], env=self.env, stdout=subprocess.DEVNULL, stderr=stderr,
+                preexec_fn=limit if files is not None else None,
+            )  # fmt: skip
         if wait:
             self.wait_ready()
         return self.process

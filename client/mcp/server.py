@@ -56,7 +56,7 @@ class Daemon:
         self._start_failed = False
 
     def call(self, request: Request, expect: type[R]) -> R:
-        for attempt in range(2):
+        for attempt in range(3):
             try:
                 client = self._connect()
                 return client.call(request, expect)
@@ -64,7 +64,9 @@ class Daemon:
                 raise ToolError(str(exc)) from None
             except DaemonUnavailable as exc:
                 self.close()
-                if attempt or not self._start():
+                if attempt == 0:
+                    continue  # the daemon closed the idle connection (a timeout, room for others): a new one
+                if attempt == 2 or not self._start():
                     raise ToolError(self._unavailable(str(exc))) from None
         raise AssertionError("unreachable")
 
