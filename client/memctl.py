@@ -158,8 +158,19 @@ def cmd_status(args: argparse.Namespace) -> int:
         _emit(args, data, human)
         return 1
     data = {"running": True, **_plain(report)}
+    failing = report.commits_failing
+    warning = (
+        [
+            f"  COMMITS FAILING since {_when(failing.since)} ({failing.failures} in a row): {failing.reason}."
+            f" Fix: {failing.fix}.",
+            f"  (SQLite: {failing.detail})",
+        ]
+        if failing is not None
+        else []
+    )
     lines = [
         f"memd {report.version} is running (pid {report.pid}, up {report.uptime:.0f} s, protocol {report.protocol})",
+        *warning,
         f"  socket:        {report.socket}",
         f"  data dir:      {report.data_dir}",
         f"  events:        {report.events} in {report.sessions} sessions, {report.projects} projects",
@@ -182,7 +193,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for op, lat in sorted(report.latency_ms.items()):
         lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
     _emit(args, data, "\n".join(lines))
-    return 0
+    return 1 if failing is not None else 0
 
 
 def _privacy(redactions: dict[str, int]) -> str:

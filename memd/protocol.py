@@ -36,6 +36,7 @@ __all__ = [
     "BadRequest",
     "Cited",
     "Collected",
+    "CommitsFailing",
     "Continuation",
     "ContinuationResult",
     "Detail",
@@ -514,6 +515,18 @@ class EmbeddingStatus(msgspec.Struct, kw_only=True):
     """Events whose embedding failed every retry (``memctl rebuild --vectors`` retries them)."""
 
 
+class CommitsFailing(msgspec.Struct, kw_only=True):
+    """The writer's last commits failed (``memd.store.writer.diagnose``)."""
+
+    since: float
+    failures: int
+    reason: str
+    """``disk full``, ``read-only``, ``locked``, ``I/O error`` or ``error``."""
+    fix: str
+    detail: str = ""
+    """SQLite's own message."""
+
+
 class StatusReport(Reply):
     version: str
     protocol: int
@@ -541,6 +554,8 @@ class StatusReport(Reply):
     """Events not stored since the daemon started (memd's own traffic, noise rules)."""
     lone_surrogates: int = 0
     """Events stored with lone UTF-16 surrogates (half an emoji) replaced by U+FFFD; all time."""
+    commits_failing: CommitsFailing | None = None
+    """Set while the writer's commits fail: events are spooled, not lost, but not stored."""
     connections: int = 0
     """Client connections open now (this one included)."""
     max_connections: int = 0

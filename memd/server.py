@@ -73,6 +73,7 @@ from .protocol import (
     NEED_DATA,
     PROTOCOL_VERSION,
     BadRequest,
+    CommitsFailing,
     Continuation,
     Details,
     EmbeddingStatus,
@@ -117,7 +118,7 @@ from .recall import NotFound, Recall
 from .retrieve.engine import Retriever
 from .store import EventError, Store, StoreError, open_store, outbox, queries
 from .store.schema import rebuild_keyword_indexes
-from .store.writer import describe
+from .store.writer import CommitHealth, describe
 
 __all__ = ["Daemon", "run"]
 
@@ -142,6 +143,15 @@ ACCEPT_WARN_EVERY = 10.0
 ACCEPT_BACKOFF = (0.01, 0.5)
 """The first and the longest pause after a failed ``accept()``; it doubles while they fail."""
 """Seconds between looks, once idle long enough to exit, at background work that holds the exit back."""
+
+
+def _commits_failing(health: CommitHealth) -> CommitsFailing | None:
+    if health.failing_since is None or health.trouble is None:
+        return None
+    return CommitsFailing(
+        since=health.failing_since, failures=health.failures, reason=health.trouble.reason,
+        fix=health.trouble.fix, detail=health.detail,
+    )  # fmt: skip
 
 
 def file_limit() -> int:
@@ -601,6 +611,7 @@ class Daemon:
             redactions=await queries.redaction_totals(self.store.reader),
             skipped=self.skipped,
             lone_surrogates=await queries.lone_surrogate_events(self.store.reader),
+            commits_failing=_commits_failing(self.store.writer.health),
             connections=self._active,
             max_connections=self.max_connections,
             open_files_limit=file_limit(),

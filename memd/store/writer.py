@@ -37,6 +37,7 @@ error, the database locked, out of memory) still fail the whole batch.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -60,6 +61,8 @@ from ..continuity.snapshot import plain, session_rows, take
 from .schema import CITATION_ATTEMPTS
 
 __all__ = [
+    "CommitHealth",
+    "CommitTrouble",
     "Committed",
     "EventError",
     "Failed",
@@ -68,6 +71,7 @@ __all__ = [
     "atomically",
     "count_redactions",
     "describe",
+    "diagnose",
     "fatal",
     "insert_derived",
     "write_batch",
@@ -112,6 +116,48 @@ transaction cannot go on (SQLite may have rolled it back already), so the batch 
 
 class StoreError(Exception):
     """The database could not commit; the message says why, without event content."""
+
+
+class CommitTrouble(NamedTuple):
+    """Why commits fail, in words a user acts on (``memctl status``)."""
+
+    reason: str
+    """``disk full``, ``read-only``, ``locked``, ``I/O error`` or ``error``."""
+    fix: str
+
+
+def diagnose(exc: BaseException, database: str) -> CommitTrouble:
+    """What a failed commit means and what to do, from SQLite's error code (or the OS's)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    number = getattr(exc, "errno", None)
+    folder = os.path.dirname(database) or "."
+    later = "; events wait in the spool meanwhile and are stored once commits work again"
+    if name.startswith("SQLITE_FULL") or number == errno.ENOSPC:
+        try:
+            stats = os.statvfs(folder)
+            free = f" ({stats.f_bavail * stats.f_frsize // 1024} KB free)"
+        except OSError:
+            free = ""
+        return CommitTrouble("disk full", f"free space on the filesystem of {folder}{free}{later}")
+    if name.startswith("SQLITE_READONLY") or number in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return CommitTrouble("read-only", f"make {database} and {folder} writable by this user{later}")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return CommitTrouble(
+            "locked", f"another program holds a lock on {database} (`fuser {database}` names it): close it{later}"
+        )
+    if name.startswith("SQLITE_IOERR") or number == errno.EIO:
+        return CommitTrouble("I/O error", f"the disk under {folder} failed a write: check it (dmesg){later}")
+    return CommitTrouble("error", f"see the daemon's log (commit_failed){later}")
+
+
+class CommitHealth(NamedTuple):
+    """Whether the last commits failed: since when, how many, and why."""
+
+    failing_since: float | None = None
+    failures: int = 0
+    trouble: CommitTrouble | None = None
+    detail: str = ""
+    """SQLite's message (never content)."""
 
 
 class EventError(StoreError):
@@ -506,11 +552,14 @@ class Writer:
         self, conn: sqlite3.Connection, batch_max: int = 256, working: working_set.Limits = working_set.DEFAULT
     ) -> None:
         self._conn = conn
+        self.database = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
         self._batch_max = batch_max
         self._working = working
         self._thread = anyio.CapacityLimiter(1)
         self._send, self._receive = anyio.create_memory_object_stream[_Job](math.inf)
         self._commits = 0  # since the last checkpoint
+        self.health = CommitHealth()
+        """The last commits' outcome (``memctl status``): failing since when and why, or fine."""
         self._summarized: dict[str, float] = {}  # session -> when its summary was last refreshed
 
     async def submit(self, event: NewEvent, project: str | None) -> Committed:
@@ -637,11 +686,18 @@ class Writer:
             error = StoreError(f"could not commit {len(jobs)} event(s): {exc}")
             unexpected = not isinstance(exc, sqlite3.Error)
             log.error("commit_failed", events=len(jobs), error=str(exc), exc_info=unexpected)
+            self.health = CommitHealth(
+                self.health.failing_since or time.time(), self.health.failures + 1,
+                diagnose(exc, self.database), str(exc),
+            )  # fmt: skip
             for job in batch:
                 job.error = error
                 job.done.set()
             return
         self._commits += 1
+        if self.health.failing_since is not None:
+            log.info("commits_resumed", failures=self.health.failures)
+            self.health = CommitHealth()
         new = sum(isinstance(r, Committed) and not r.duplicate for r in results)
         failed = sum(isinstance(r, Failed) for r in results)
         log.debug(
