@@ -60,9 +60,13 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
     target = assemble_default_model(str(tmp_path))
     assert sorted(os.listdir(target)) == sorted(DEFAULT_MODEL_FILES)
     assert oct(os.stat(tmp_path).st_mode & 0o777) == "0o700"
+    links = [Path(target, name) for name in DEFAULT_MODEL_FILES]
+    assert all(link.is_symlink() and "site-packages" in os.readlink(link) for link in links), "nothing copied"
     tampered = Path(target, "tokenizer.json")
-    tampered.write_text("{}")
+    tampered.unlink()
+    tampered.write_text("{}")  # a file of its own in the data dir, not the installed one
     assert assemble_default_model(str(tmp_path)) == target
+    assert tampered.is_symlink()
     assert embed.file_sha256(str(tampered)) == DEFAULT_MODEL_FILES["tokenizer.json"].sha256
     assert [n for n in os.listdir(tmp_path) if n.startswith(".assemble-")] == []
 
