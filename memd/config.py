@@ -36,7 +36,7 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     [embedding]                 # vectors for search by meaning (memd/embed.py)
     enabled = true              # false: keyword search only, no model loaded
     model = "sentence-transformers/all-MiniLM-L6-v2"  # offline default; any fastembed model (downloaded)
-    threads = 0                 # ONNX Runtime threads; 0 = one per core
+    threads = 0                 # background threads embedding documents at low priority; 0 = one per core
     batch_size = 32             # texts per embedding call (larger grows memory, not speed)
 
     [retrieval]

@@ -12,7 +12,11 @@ each data dir), checks every file's sha256 at each start, and loads it with
 internet is reachable.
 
 ``Embedder`` is blocking and thread-safe for concurrent ``embed`` calls (ONNX Runtime
-sessions are); the daemon calls it from worker threads, never from the event loop.
+sessions are); the daemon calls it from worker threads, never from the event loop.  The
+session computes on the calling thread alone (one intra-op thread): so the CPU priority
+of the caller is the priority of the work, which lets the daemon embed documents on
+low-priority threads (``memd.indexer``) while queries, embedded on ordinary ones, go
+first.
 
 Import order matters: this module imports fastembed (and with it onnxruntime), so
 it must be imported before usearch — the other order segfaults.
@@ -276,7 +280,7 @@ class Embedder:
 
     def load(self) -> None:
         """Load the model (~0.5-1 s); blocking, run it in a worker thread."""
-        threads = self.config.threads or None
+        threads = 1  # on the caller's thread: its priority is the work's (module docstring)
         try:
             if self.model_name == DEFAULT_MODEL:
                 path = assemble_default_model(self.models_dir)

@@ -3,8 +3,15 @@
     load the model (worker thread)          retrieval is keyword-only until ready
     record the embedding version            a new model or dimension re-embeds all
     open the index, check it against SQLite  current | caught up | rebuilt
-    loop: claim a batch from the outbox → embed it (worker thread) → store the
+    loop: claim a batch from the outbox → embed it (background threads) → store the
           vectors and mark the rows done (one transaction) → add them to the index
+
+**Capture before everything.**  Documents are embedded on ``Background`` threads at the
+lowest CPU priority (nice 19; the model computes on its caller's thread, ``memd.embed``),
+one part of each batch per thread, one thread per core (``[embedding] threads``).  On an
+idle machine they use every core; when hooks, ingest and searches want the CPU, the
+kernel runs those first and embedding waits: its backlog grows under load and clears
+after.  Queries are embedded on ordinary threads, so a search does not queue behind it.
 
 The model loads in a thread while the daemon already serves hooks: capture never
 waits for it.  Until the index is ready, ``search`` returns None and retrieval says
@@ -25,11 +32,16 @@ the latest after ``SAVE_AT_MOST`` seconds of constant activity; and at shutdown.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 import os
 import sqlite3
+import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
@@ -61,6 +73,35 @@ SETTLE = 0.2
 hooks lands first (one batch instead of many), and embedding does not fight the hooks for CPU."""
 
 State = Literal["disabled", "loading", "indexing", "ready", "unavailable"]
+
+
+def lowest_priority() -> None:
+    """Run the calling thread at the lowest CPU priority (nice 19): when the cores are busy,
+    the kernel runs ingest, search and the hooks first.  Linux sets it per thread; where the
+    call means the whole process, or is refused, the thread keeps its priority."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
+
+class Background:
+    """Worker threads at the lowest CPU priority that embed documents, each its own part of
+    a batch (the model computes on the caller's thread: ``memd.embed``)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memd-embed", initializer=lowest_priority)
+
+    async def embed(self, embedder: EmbedderLike, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        size = -(-len(texts) // self.workers)
+        parts = [texts[at : at + size] for at in range(0, len(texts), size)]
+        futures = [asyncio.wrap_future(self._pool.submit(embedder.embed, part)) for part in parts]
+        return np.concatenate(await asyncio.gather(*futures))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class EmbedderLike(Protocol):
@@ -101,6 +142,7 @@ class Indexer:
         self._index_lock = anyio.Lock()
         self._embed_thread = anyio.CapacityLimiter(1)
         self._query_thread = anyio.CapacityLimiter(2)
+        self._background = Background(config.threads or os.cpu_count() or 1)
 
     @property
     def ready(self) -> bool:
@@ -142,6 +184,7 @@ class Indexer:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.save()
+            self._background.close()
 
     def _load(self) -> str:
         """Import the engine and load the model (a worker thread); why not, if it cannot."""
@@ -232,14 +275,14 @@ class Indexer:
         assert self.embedder is not None and self.index is not None
         started = time.perf_counter()
         try:
-            results = await anyio.to_thread.run_sync(self._vectors, claimed, limiter=self._embed_thread)
+            results = await self._vectors(claimed)
             failures: list[tuple[outbox.Claimed, str]] = []
         except Exception:
             # Find the culprits one by one, so that one bad text does not fail its batch.
             results, failures = [], []
             for row in claimed:
                 try:
-                    results += await anyio.to_thread.run_sync(self._vectors, [row], limiter=self._embed_thread)
+                    results += await self._vectors([row])
                 except Exception as exc:
                     failures.append((row, f"{type(exc).__name__}: {exc}"))
         async with self._index_lock:  # one lock over both: a forget cannot fall in between (``delete``)
@@ -252,8 +295,8 @@ class Indexer:
         self.embedded += len(results)
         log.debug("embedded", events=len(results), vectors=len(added), ms=round((time.perf_counter() - started) * 1000))
 
-    def _vectors(self, claimed: Sequence[outbox.Claimed]) -> list[tuple[outbox.Claimed, np.ndarray, bool]]:
-        """Each claim's vectors for its stage, and whether a stage 1 follows (a worker thread)."""
+    async def _vectors(self, claimed: Sequence[outbox.Claimed]) -> list[tuple[outbox.Claimed, np.ndarray, bool]]:
+        """Each claim's vectors for its stage, and whether a stage 1 follows."""
         from .embed import event_windows
 
         assert self.embedder is not None
@@ -262,7 +305,7 @@ class Indexer:
             windows = event_windows(row.title, row.text, row.kind)
             texts.append((windows[:1], len(windows) > 1) if row.stage == 0 else (windows[1:], False))
         flat = [window for parts, _ in texts for window in parts]
-        vectors = self.embedder.embed(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        vectors = await self._background.embed(self.embedder, flat)
         results, at = [], 0
         for row, (parts, more) in zip(claimed, texts, strict=True):
             results.append((row, vectors[at : at + len(parts)], more))
