@@ -32,7 +32,6 @@ the latest after ``SAVE_AT_MOST`` seconds of constant activity; and at shutdown.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import os
@@ -97,8 +96,9 @@ class Background:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         size = -(-len(texts) // self.workers)
         parts = [texts[at : at + size] for at in range(0, len(texts), size)]
-        futures = [asyncio.wrap_future(self._pool.submit(embedder.embed, part)) for part in parts]
-        return np.concatenate(await asyncio.gather(*futures))
+        futures = [self._pool.submit(embedder.embed, part) for part in parts]
+        # Waited for on an ordinary worker thread: any anyio backend, and the loop stays free.
+        return np.concatenate(await anyio.to_thread.run_sync(lambda: [future.result() for future in futures]))
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
