@@ -135,6 +135,7 @@ SD_LISTEN_FDS_START = 3
 """The first file descriptor systemd passes to a socket-activated service."""
 LISTEN_VARIABLES = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 BUSY_RECHECK = 5.0
+"""Seconds between looks, once idle long enough to exit, at background work that holds the exit back."""
 FILE_RESERVE = 128
 """File descriptors kept for the store, the model, the logs and the spool, below the limit
 the connection cap must stay under."""
@@ -142,7 +143,6 @@ ACCEPT_WARN_EVERY = 10.0
 """Seconds between two warnings about failing ``accept()`` calls (the count in between is logged)."""
 ACCEPT_BACKOFF = (0.01, 0.5)
 """The first and the longest pause after a failed ``accept()``; it doubles while they fail."""
-"""Seconds between looks, once idle long enough to exit, at background work that holds the exit back."""
 
 
 def _commits_failing(health: CommitHealth) -> CommitsFailing | None:

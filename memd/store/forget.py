@@ -87,9 +87,8 @@ __all__ = [
 ]
 
 SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan")
-"""How events were chosen; ``scan`` (``memd.store.redact``) rewrote their secrets rather than
-deleting them."""
-"""How a forget chose its events: what the audit row records."""
+"""How a forget chose its events: what the audit row records (``scan``: ``memd.store.redact``
+rewrote their secrets rather than deleting them)."""
 BATCH: Final = 200
 """Events deleted per transaction, so that a hook waits little behind one: at most ~0.2 s at
 100k events here, mostly recomputing the sessions that lost events (2,000 took up to 1.9 s).
