@@ -104,6 +104,13 @@ TRANSCRIPT_TAIL = 64 * 1024
 """Bytes at the end of the transcript searched for its last record's uuid."""
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """Events with an id of their own (``tool_use_id``): they need no ``position``."""
+BACKGROUND_EVENTS = ("PostToolUse", "PostToolUseFailure")
+"""The events memd's hooks.json and ``memctl install`` register asynchronously: Claude Code
+waits for none of them, so their client yields the CPU (nice ``BACKGROUND_NICE``) to what
+someone waits for: the daemon, Claude Code, the synchronous hooks.  Measured with
+bench/load.py at 32 sessions on 2 cores: the synchronous hooks' p50 fell from 363 to 134 ms
+and a search's from 263 to 110 ms, the tool hooks' rose from 91 to 223 ms, nothing spooled."""
+BACKGROUND_NICE = 19
 
 
 def transcript_position(payload: bytes) -> str:
@@ -487,6 +494,11 @@ def run(argv: list[str]) -> None:
     socket_flag = argv[argv.index("--socket") + 1] if "--socket" in argv[:-1] else None
     progress = _progress = _Progress(event, socket_flag)
     _install_handlers()
+    if event in BACKGROUND_EVENTS:
+        try:  # noqa: SIM105 (contextlib would cost the client an import)
+            posix.nice(BACKGROUND_NICE)
+        except OSError:  # refused: the hook runs at its usual priority
+            pass
     payload, size = read_stdin(into=progress.stdin)
     if not payload or payload.isspace():
         progress.safe = True

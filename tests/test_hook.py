@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import Instance, hook_fixtures, stored_fixtures
+from conftest import HOOK_FILE, PYTHON, Instance, hook_fixtures, stored_fixtures
 
 from memd.protocol import Events, History
 
@@ -292,3 +293,21 @@ def test_an_unclosed_private_tag_is_redacted_to_the_end_and_the_user_told(daemon
     assert text.startswith("deploy it") and "7781" not in text
     again = daemon.hook("UserPromptSubmit", json.dumps(payload).encode())  # a repeated hook: told once
     assert again.stdout == b""
+
+
+@pytest.mark.parametrize(("event", "nice"), [("PostToolUse", 19), ("PostToolUseFailure", 19), ("UserPromptSubmit", 0)])
+def test_the_asynchronous_tool_hooks_yield_the_cpu(instance: Instance, event: str, nice: int) -> None:
+    """Claude Code waits for no tool hook of memd's: their client runs at the lowest priority,
+    the others at their usual one (the daemon is down here: the event is spooled, not lost)."""
+    probe = (
+        "import os, sys; sys.path.insert(0, sys.argv[1]); import handoff;"
+        "handoff.run(['hook', sys.argv[2]]); print(os.getpriority(os.PRIO_PROCESS, 0))"
+    )
+    body = json.dumps({"session_id": "s-nice", "hook_event_name": event, "tool_use_id": "t1", "prompt": "x"})
+    done = subprocess.run(
+        [PYTHON, "-I", "-S", "-c", probe, os.path.dirname(HOOK_FILE), event],
+        input=body.encode(), capture_output=True, env=instance.env, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.decode().split()[-1]) == nice + os.getpriority(os.PRIO_PROCESS, 0)
+    assert len(instance.spooled()) == 1
