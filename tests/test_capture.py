@@ -290,3 +290,29 @@ def test_project_root_is_the_git_top_level(tmp_path) -> None:  # type: ignore[no
 
 def test_the_tail_the_daemon_assumes_is_the_one_the_client_keeps() -> None:
     assert TAIL_KEPT == TAIL_KEEP
+
+
+@pytest.mark.parametrize(
+    ("cut", "kept"),
+    [
+        (r'"ab\nxyz', "ab\nxyz"),  # a whole escape near the cut stays
+        (r'"ab\\de', "ab\\de"),  # an escaped backslash starts no escape
+        (r'"ab\u12', "ab"),  # \uXXXX cut short
+        (r'"ab\u', "ab"),
+        (r'"ab\\\u1', "ab\\"),  # an escaped backslash, then \u cut short
+        (r'"ab\\u12', "ab\\u12"),  # an escaped backslash, then text
+        (r'"ab\\', "ab\\"),
+        ('"ab' + "\\" * 81, "ab" + "\\" * 40),  # a long run: only its odd last one starts an escape
+    ],
+)
+def test_a_string_cut_in_an_escape_keeps_what_it_holds(cut: str, kept: str) -> None:
+    assert read_prefix('{"s":' + cut) == {"s": kept + CUT}
+
+
+def test_a_cut_payload_with_half_an_emoji_is_stored_with_it_replaced() -> None:
+    head = b'{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash",'
+    head += b'"tool_input":{"command":"echo \\ud83d done"},"tool_response":{"stdout":"' + b"y" * 300_000
+    kept = head + b"z" * TAIL_KEEP + b'"},"tool_use_id":"toolu_s"}'
+    event = prepare(envelope(kept, "PostToolUse", truncated=True, size=10**8), 0)
+    assert event.title == "Bash: echo \ufffd done" and event.redactions["lone_surrogates"] == 1
+    assert json.loads(event.payload)["tool_use_id"] == "toolu_s"

@@ -122,10 +122,13 @@ def _depth(value: Any) -> int:
 def _salvaged(ingest: Ingest, why: str) -> dict[str, Any]:
     """What can be read of the raw bytes (``memd.capture.salvage``), when they are no whole
     JSON object (cut by the client) or one nested too deep to keep, and why."""
-    fields = salvage(ingest.payload, MAX_DEPTH, tail=TAIL_KEPT if ingest.truncated else 0)
+    kept, replaced = repair_lone_surrogates(ingest.payload)  # a tool output cut mid-emoji, as in ``_decode``
+    fields = salvage(kept, MAX_DEPTH, tail=TAIL_KEPT if ingest.truncated else 0)
     if not any(isinstance(fields.get(name), str) for name in _IDENTIFYING):
         raise InvalidPayload(f"payload of {ingest.size or len(ingest.payload)} bytes {why}, no readable fields")
     fields["memd_dropped"] = {"reason": why, "kept_bytes": len(ingest.payload), "size": ingest.size}
+    if replaced:
+        fields[LONE_SURROGATES] = replaced
     return fields
 
 

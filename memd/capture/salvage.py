@@ -53,12 +53,19 @@ def _string(token: str) -> str:
     return value if isinstance(value, str) else token[1:-1]
 
 
+_HEX_TAIL: Final = re.compile(r"u[0-9a-fA-F]{0,3}\Z")
+
+
 def _open_string(token: str) -> str:
-    """A string the text ends in: what it holds up to the end, an escape cut in two dropped."""
+    """A string the text ends in: what it holds up to the end, an escape the cut left
+    unfinished (``\\u12``, a lone ``\\``) dropped.  Whether a backslash starts an escape
+    depends on how many come before it: an odd run ends in one that does."""
     body = token[1:]
-    backslash = body.rfind("\\")
-    if backslash >= 0 and len(body) - backslash < 6:  # maybe a \uXXXX (or \n) cut short
-        body = body[:backslash]
+    unicode = _HEX_TAIL.search(body, max(0, len(body) - 4))
+    end = unicode.start() if unicode else len(body)
+    run = end - len(body[:end].rstrip("\\"))
+    if run % 2:
+        body = body[: end - 1]
     return _string(f'"{body}"') + CUT
 
 
@@ -136,6 +143,8 @@ def _tail_fields(tail: str) -> dict[str, str]:
 
 def salvage(kept: bytes, max_depth: int = 64, tail: int = 0) -> dict[str, Any]:
     """What can be read of ``kept``: the head's fields as they were, the tail's top-level ids.
+    Lone surrogate escapes must be repaired first (``memd.surrogates``): a string here is
+    whatever JSON text says.
 
     ``tail``: how many bytes at the end the client appended after dropping the middle (the
     head is read up to them, so no field is stitched across the gap); 0 for bytes that are
