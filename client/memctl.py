@@ -679,11 +679,15 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scan_kinds(reply: Scanned) -> str:
+    """``2 github-token, 1 password``."""
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(reply.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def _scan_summary(reply: Scanned) -> str:
     """``3 of 1200 events hold secrets today's rules find (2 github-token, 1 password)``."""
-    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(reply.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    held = "event holds" if reply.total == 1 else "events hold"
-    return f"{reply.total} of {reply.checked} {held} secrets today's rules find ({kinds})"
+    verb = "holds" if reply.total == 1 else "hold"
+    return f"{reply.total} of {reply.checked} events {verb} secrets today's rules find ({_scan_kinds(reply)})"
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -705,7 +709,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                 raise CommandError("nothing was redacted")
         reply = client.call(Scan(apply=True), Scanned)
     human = [
-        f"redacted {reply.redacted} events: {_scan_summary(reply)}",
+        f"redacted {reply.redacted} of {reply.checked} events ({_scan_kinds(reply)})",
         f"  {reply.vectors} vectors deleted, to be embedded again from the redacted text;"
         f" {reply.refreshed} session summaries recomputed; the old bytes are gone from the database file",
         *_event_lines(reply.events, reply.total),

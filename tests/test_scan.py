@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import Instance
 
+from memd.capture.rescan import Content, Rescan
+from memd.config import PrivacyConfig
+from memd.privacy import Privacy
 from memd.protocol import Ingest, Ingested, Scan, Scanned, Stats, StatsReport
 
 GITHUB = "ghp_" + "R8kq2LmZ7xW4vN9pT3sY6bH1cJ5dF0gA2eK7"
@@ -130,3 +133,15 @@ def test_a_restored_export_is_filtered_by_todays_rules(old_store: Instance) -> N
         assert elsewhere.call(Stats(), StatsReport).redactions["secret:github-token"] >= 1
     finally:
         assert elsewhere.stop() == 0
+
+
+def test_a_secret_an_event_repeats_in_its_fields_is_counted_once() -> None:
+    """Title, text and meta repeat the payload: one secret, one count, as capture counts it."""
+    rescan = Rescan(Privacy(PrivacyConfig()))
+    prompt = f"use {GITHUB} and {GITHUB}"
+    content = Content(f"Prompt: {prompt}", prompt, json.dumps({"first": prompt}), json.dumps({"prompt": prompt}))
+    changed = rescan.content(content)
+    assert changed is not None
+    redacted, found = changed
+    assert found.kinds == {"github-token": 2} and found.secrets == 2
+    assert GITHUB not in "".join(redacted) and rescan.content(redacted) is None

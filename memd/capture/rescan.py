@@ -38,6 +38,19 @@ class Content(NamedTuple):
     """JSON (``{}`` for a derived event)."""
 
 
+def _one_event(fields: tuple[Redactions, ...]) -> Redactions:
+    """What one event held: the title, text and meta repeat what its payload says, so a
+    secret found in several of them is counted once (per kind, the most any field held),
+    as capture counts it; the characters removed add up."""
+    kinds: dict[str, int] = {}
+    for found in fields:
+        for kind, n in found.kinds.items():
+            kinds[kind] = max(kinds.get(kind, 0), n)
+    return Redactions(
+        secrets=sum(kinds.values()), chars_removed=sum(found.chars_removed for found in fields), kinds=kinds
+    )
+
+
 class Rescan:
     """Today's secret rules (``privacy.secrets`` and ``extra_patterns``), for stored content."""
 
@@ -47,15 +60,14 @@ class Rescan:
     def content(self, content: Content) -> tuple[Content, Redactions] | None:
         """``content`` with every secret today's rules find redacted, and what was found;
         None when they find nothing."""
-        title, found = self._privacy.text(content.title)
-        text, more = self._privacy.text(content.text)
-        found += more
-        meta, more = self._json(content.meta)
-        found += more
-        payload, more = self._json(content.payload)
-        found += more
+        title, in_title = self._privacy.text(content.title)
+        text, in_text = self._privacy.text(content.text)
+        meta, in_meta = self._json(content.meta)
+        payload, in_payload = self._json(content.payload)
         redacted = Content(title, text, meta, payload)
-        return None if redacted == content else (redacted, found)
+        if redacted == content:
+            return None
+        return redacted, _one_event((in_title, in_text, in_meta, in_payload))
 
     def _json(self, field: str) -> tuple[str, Redactions]:
         try:
