@@ -30,8 +30,8 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     marker = "[PRIVATE]"        # what a private span becomes: "[PRIVATE]" | "[REDACTED]" | ""
     preserve_lines = false      # true: the replacement keeps the span's newlines
     unclosed = "redact"         # a tag never closed: "redact" to the end | "keep" the text
-    secrets = true              # passwords, API keys, tokens, private keys -> [REDACTED]
-    extra_patterns = []         # your own regular expressions; each match -> [REDACTED]
+    secrets = true              # passwords, API keys, tokens, private keys -> [REDACTED:kind]
+    extra_patterns = []         # your own regular expressions; each match -> [REDACTED:custom]
 
     [embedding]                 # vectors for search by meaning (memd/embed.py)
     enabled = true              # false: keyword search only, no model loaded
