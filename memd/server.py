@@ -56,6 +56,7 @@ from memd_client.paths import Paths
 
 from . import __version__, spool
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .capture.privacy import Privacy
 from .config import Config
 from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
@@ -67,7 +68,6 @@ from .janitor import Janitor
 from .lifecycle import Lifecycle
 from .metrics import Latencies, hook_key
 from .peer import peer_uid
-from .privacy import Privacy
 from .protocol import (
     CONTEXT_EVENTS,
     NEED_DATA,

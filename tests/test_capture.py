@@ -11,9 +11,9 @@ from conftest import FIXTURES, hook_fixtures
 
 from memd.capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from memd.capture.prepare import TAIL_KEPT
+from memd.capture.privacy import Privacy
 from memd.capture.salvage import CUT, DEEP, read_prefix, salvage
 from memd.config import Config
-from memd.privacy import Privacy
 from memd.protocol import Ingest
 from memd_client.handoff import PAYLOAD_CAP, TAIL_KEEP
 

@@ -11,7 +11,7 @@ The steps, in order, each a plain function:
    ``memctl import`` or copied into a fork's transcript; else the sha256 of the payload
    and where the transcript stood (``Ingest.position``), so a hook that fires twice
    stores one row while two compactions in one prompt stay two;
-3. filter private content and secrets out of the whole payload (``memd.privacy``):
+3. filter private content and secrets out of the whole payload (``memd.capture.privacy``):
    nothing after this step sees the unfiltered text;
 4. normalize (``events.normalize``): kind, tool, title, text, meta, importance, or
    skip the event;
@@ -26,11 +26,11 @@ from typing import Any
 import msgspec
 
 from ..config import CaptureConfig
-from ..privacy import Privacy, Redactions
 from ..protocol import Ingest
 from ..surrogates import repair_lone_surrogates
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
+from .privacy import Privacy, Redactions
 from .rescan import Rescan
 from .salvage import salvage
 from .text import clip_strings
