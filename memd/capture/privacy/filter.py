@@ -1,5 +1,8 @@
 """The privacy filter: private tags, then secrets, over text or JSON-like values.
 
+``privacy.extra_patterns``: regular expressions of your own, compiled once; every
+non-empty match that does not touch a marker already in the text is replaced.
+
 The shapes run first, all on the same text (overlapping matches merge into one marker,
 named by the first rule), then ``key = value`` on the result, then each extra pattern,
 so each step sees what a second filtering would see.  A shape glued to a word

@@ -1,5 +1,6 @@
 """Sensitive keys: which names (dict keys, variables, env vars, flags) name a secret.
 
+``is_sensitive_key`` splits a name into words (``snake_case``, ``kebab-case``,
 ``dotted.names``, ``camelCase``) and finds the last word that names a secret: password,
 passwd, passphrase, pwd, secret, token, credential, auth, authorization (plurals of
 password, passphrase, secret and credential too, but not ``tokens``, a count), a word
@@ -14,8 +15,6 @@ follow it (``value``, ``base``, ``b64``, ``hex``, ``raw``, ``str``, ``string``,
 directories, not passwords.  In ``value``, the whole value of a sensitive key is
 redacted: a string becomes ``[REDACTED:<kind>]`` and so does every string inside a list
 or object under it; numbers, booleans and null stay.
-
-Guarantees
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The secret rules: one row per shape a secret has, data more than code.
 
+Whatever tags say, these are replaced by a marker naming the rule that found them,
 ``[REDACTED:stripe-key]`` (``privacy.secrets = false`` turns them off), inside code too:
 
 - PEM private-key blocks, ``-----BEGIN ... PRIVATE KEY-----`` through ``-----END ...``,

@@ -32,7 +32,6 @@ Anything else is text: ``<private >``, ``< private>``, ``<pri vate>``, ``<privat
   it for an unclosed tag would delete everything after any text quoting filtered output.
 - A closing tag with no opening tag before it is removed (it hides nothing, and left
   alone it could pair with a marker later).
-
 """
 
 from __future__ import annotations
