@@ -958,8 +958,9 @@ class _Header(msgspec.Struct):
 
 _encoder = msgspec.msgpack.Encoder()
 _header_decoder = msgspec.msgpack.Decoder(_Header)
-_request_decoder = msgspec.msgpack.Decoder(RequestType)
-_reply_decoder = msgspec.msgpack.Decoder(ReplyType)
+# Annotated: a union is no ``type[T]``, so msgspec's stubs would type these Decoder[Any].
+_request_decoder: msgspec.msgpack.Decoder[RequestType] = msgspec.msgpack.Decoder(RequestType)
+_reply_decoder: msgspec.msgpack.Decoder[ReplyType] = msgspec.msgpack.Decoder(ReplyType)
 
 
 def encode(message: Request | Reply) -> bytes:
