@@ -52,6 +52,7 @@ import anyio.abc
 import structlog
 from anyio.abc import SocketAttribute
 
+from memd_client.frame import PROTOCOL_VERSION
 from memd_client.paths import Paths
 
 from . import __version__, spool
@@ -71,7 +72,6 @@ from .peer import peer_uid
 from .protocol import (
     CONTEXT_EVENTS,
     NEED_DATA,
-    PROTOCOL_VERSION,
     BadRequest,
     CommitsFailing,
     Continuation,
