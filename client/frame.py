@@ -8,8 +8,9 @@ cannot drift apart.
 
 The hook client cannot import msgspec (it costs milliseconds it does not have), so this
 module also holds what it needs of msgpack, written by hand: the encoder of its one
-request (``ingest_frame``) and a reader of the replies (``decode``).  Like the rest of the
-hook client it imports nothing but C modules already loaded at interpreter start, and no
+request (``ingest_frame``) and a reader of the replies (``decode``); and its transport,
+one frame out and one reply back over the Unix socket (``send``).  Like the rest of the
+hook client it imports C modules only (``time``, and ``_socket`` when it sends), and no
 ``from __future__`` either (that is a real module, ~0.2 ms): ``tests/test_protocol.py``
 holds both sides to the schema.
 """
@@ -74,65 +75,62 @@ def ingest_frame(event: str, payload: bytes, size: int, truncated: bool, positio
 # --- the replies it reads -----------------------------------------------------------------
 
 
-class _Reader:
-    """Reads the msgpack subset msgspec emits for memd's replies."""
+def decode(data: bytes) -> object:
+    """One msgpack value (a reply's body) as Python's dict, list, str, bytes, int, float, bool
+    or None: the subset msgspec emits for memd's replies.  Functions, not a class: a class
+    costs the hook client ~20 us to create on every run."""
+    pos = 0
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def _take(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
+    def take(n: int) -> bytes:
+        nonlocal pos
+        chunk = data[pos : pos + n]
         if len(chunk) != n:
             raise ValueError("truncated msgpack")
-        self.pos += n
+        pos += n
         return chunk
 
-    def _int(self, n: int, signed: bool = False) -> int:
-        return int.from_bytes(self._take(n), "big", signed=signed)
+    def integer(n: int, signed: bool = False) -> int:
+        return int.from_bytes(take(n), "big", signed=signed)
 
-    def value(self) -> object:
-        b = self._take(1)[0]
+    def mapping(n: int) -> dict[object, object]:
+        return {value(): value() for _ in range(n)}
+
+    def value() -> object:
+        b = take(1)[0]
         if b < 0x80:
             return b
         if b >= 0xE0:
             return b - 0x100
         if 0xA0 <= b <= 0xBF:
-            return self._take(b & 0x1F).decode()
+            return take(b & 0x1F).decode()
         if 0x80 <= b <= 0x8F:
-            return self._map(b & 0x0F)
+            return mapping(b & 0x0F)
         if 0x90 <= b <= 0x9F:
-            return [self.value() for _ in range(b & 0x0F)]
+            return [value() for _ in range(b & 0x0F)]
         if b == 0xC0:
             return None
         if b in (0xC2, 0xC3):
             return b == 0xC3
         if b in (0xD9, 0xDA, 0xDB):
-            return self._take(self._int(1 << (b - 0xD9))).decode()
+            return take(integer(1 << (b - 0xD9))).decode()
         if b in (0xC4, 0xC5, 0xC6):
-            return self._take(self._int(1 << (b - 0xC4)))
+            return take(integer(1 << (b - 0xC4)))
         if b in (0xCC, 0xCD, 0xCE, 0xCF):
-            return self._int(1 << (b - 0xCC))
+            return integer(1 << (b - 0xCC))
         if b in (0xD0, 0xD1, 0xD2, 0xD3):
-            return self._int(1 << (b - 0xD0), signed=True)
+            return integer(1 << (b - 0xD0), signed=True)
         if b in (0xCA, 0xCB):
             import struct  # floats: no reply of memd's holds one today
 
-            number: float = struct.unpack(">f" if b == 0xCA else ">d", self._take(4 if b == 0xCA else 8))[0]
+            number: float = struct.unpack(">f" if b == 0xCA else ">d", take(4 if b == 0xCA else 8))[0]
             return number
         if b in (0xDC, 0xDD):
-            return [self.value() for _ in range(self._int(2 if b == 0xDC else 4))]
+            return [value() for _ in range(integer(2 if b == 0xDC else 4))]
         if b in (0xDE, 0xDF):
-            return self._map(self._int(2 if b == 0xDE else 4))
+            return mapping(integer(2 if b == 0xDE else 4))
         raise ValueError(f"unsupported msgpack type byte 0x{b:02x}")
 
-    def _map(self, n: int) -> dict[object, object]:
-        return {self.value(): self.value() for _ in range(n)}
-
-
-def decode(data: bytes) -> object:
-    """One msgpack value (a reply's body) as Python's dict, list, str, bytes, int..."""
-    return _Reader(data).value()
+    return value()
 
 
 def recv_frame(sock: "_socket.socket") -> bytes:
@@ -156,3 +154,35 @@ def recv_frame(sock: "_socket.socket") -> bytes:
         parts.append(chunk)
         need -= len(chunk)
     return b"".join(parts)
+
+
+# --- the transport: one frame out, one reply back --------------------------------------
+
+
+class NotListening(Exception):
+    """No daemon serves the socket: no socket file, or one nobody accepts on (ECONNREFUSED)."""
+
+
+def send(socket_path: str, frame: bytes, timeout: float) -> dict[object, object] | None:
+    """Send one frame and return the decoded reply, or None if the daemon did not answer.
+
+    Raises NotListening when there is no daemon to answer.  A daemon that is up but slow,
+    busy (its listen backlog full: EAGAIN), closing the connection or not ours (EACCES)
+    is not that: starting another would not help.
+    """
+    import _socket  # here, not at the top: the daemon imports this module for its constants
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(socket_path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise NotListening from None
+        sock.sendall(frame)
+        reply = decode(recv_frame(sock))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    finally:
+        sock.close()
+    return reply if isinstance(reply, dict) else None

@@ -29,9 +29,9 @@ listens on the socket at all (no daemon, as opposed to a slow one), the hook the
 starts the daemon in the background (``autostart.py``: at most once per 10 s however
 many hooks fire) and exits without waiting for it: the next events find it up.
 
-This module, ``intake.py`` (stdin), ``frame.py`` and ``paths.py`` are all the hook client
-loads when the daemon takes its event: each module more costs its bytecode's load on
-every hook, so the slow path's code waits in ``spool.py``.
+This module, ``frame.py`` and ``paths.py`` are all the hook client loads when the daemon
+takes its event: each module more costs its bytecode's load on every hook, so the slow
+path's code waits in ``spool.py``.
 
 Tunables (environment): ``MEMD_HOOK_TIMEOUT`` seconds to wait for the reply
 (default 2.0); ``MEMD_AUTOSTART=0`` never starts the daemon (the event is spooled all
@@ -39,31 +39,32 @@ the same); ``MEMD_SOCKET`` and the XDG variables as in ``paths.py``.
 """
 
 import posix  # the C core of `os`, loaded at interpreter start; `os` costs ~2 ms more
+import select
 import sys
+import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~ms); mypy takes the name as true
 if TYPE_CHECKING:
-    import _socket
     import signal as _signal  # typeshed has no stub for the C module
     from typing import TextIO
-
-    from . import paths
-    from .frame import decode, ingest_frame, recv_frame
-    from .intake import SIGNALS, Stdin, read_stdin, transcript_position
 else:
     import _signal  # the C module, loaded at interpreter start: `signal` imports enum (~3 ms)
-    import _socket  # the C module: `socket` would cost ~10 ms of imports
-
-    if __package__:
-        from . import paths
-        from .frame import decode, ingest_frame, recv_frame
-        from .intake import SIGNALS, Stdin, read_stdin, transcript_position
-    else:  # imported by hook.py as a top-level module: site-packages is not on sys.path
-        import paths
-        from frame import decode, ingest_frame, recv_frame
-        from intake import SIGNALS, Stdin, read_stdin, transcript_position
+if TYPE_CHECKING or __package__:
+    from . import paths
+    from .frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
+else:  # imported by hook.py as a top-level module: site-packages is not on sys.path
+    import paths
+    from frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
 
 REPLY_DEADLINE = 2.0
+SIGNALS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
+"""The signals that would end the client: it keeps its event first (``_on_signal``)."""
+STDIN_DEADLINE = 3.0
+"""Seconds to wait for stdin to close: Claude Code sometimes never closes it."""
+STDIN_SETTLE = 0.05
+"""Once a line has arrived, seconds of silence after which it is taken as complete."""
+TRANSCRIPT_TAIL = 64 * 1024
+"""Bytes at the end of the transcript searched for its last record's uuid."""
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """Events with an id of their own (``tool_use_id``): they need no ``position``."""
 BACKGROUND_EVENTS = ("PostToolUse", "PostToolUseFailure")
@@ -75,31 +76,131 @@ and a search's from 263 to 110 ms, the tool hooks' rose from 91 to 223 ms, nothi
 BACKGROUND_NICE = 19
 
 
-class NotListening(Exception):
-    """No daemon serves the socket: no socket file, or one nobody accepts on (ECONNREFUSED)."""
+# --- reading the event: stdin, and where the transcript stands ---------------------------
 
 
-def send(socket_path: str, frame: bytes, timeout: float) -> dict[object, object] | None:
-    """Send one frame and return the decoded reply, or None if the daemon did not answer.
+class _Stdin:
+    """What ``read_stdin`` has read so far: the signal handler spools it when cut short."""
 
-    Raises NotListening when there is no daemon to answer.  A daemon that is up but slow,
-    busy (its listen backlog full: EAGAIN), closing the connection or not ours (EACCES)
-    is not that: starting another would not help.
+    __slots__ = ("chunks", "done", "kept", "tail", "total")
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.tail = b""
+        self.kept = self.total = 0
+        self.done = False
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self.kept < PAYLOAD_CAP:
+            head = chunk[: PAYLOAD_CAP - self.kept]
+            self.chunks.append(head)
+            self.kept += len(head)
+            chunk = chunk[len(head) :]
+        if chunk:
+            self.tail = (self.tail + chunk)[-TAIL_KEEP:]
+
+    def drain(self, fd: int = 0, budget: float = 0.2) -> None:
+        """Add what ``fd`` holds right now, without waiting for more (the signal handler's read)."""
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        deadline = time.monotonic() + budget
+        while poller.poll(0) and time.monotonic() < deadline:
+            try:
+                chunk = posix.read(fd, 1 << 16)
+            except OSError:  # a closed or odd stdin: keep what was read
+                return
+            if not chunk:
+                self.done = True  # EOF: all of it arrived
+                return
+            self.add(chunk)
+
+    def payload(self) -> tuple[bytes, int]:
+        """(At most PAYLOAD_CAP bytes of what was read: the head and the tail, the total size)."""
+        head = b"".join(self.chunks)
+        if not self.tail:
+            return head, self.total
+        return head[: PAYLOAD_CAP - len(self.tail)] + self.tail, self.total
+
+
+def read_stdin(fd: int = 0, into: _Stdin | None = None) -> tuple[bytes, int]:
+    """Read the event from ``fd``: (at most PAYLOAD_CAP bytes of it, the total size).
+
+    Stops at EOF; or when a newline-terminated line has been followed by
+    STDIN_SETTLE seconds of silence (Claude Code writes one compact JSON line);
+    or at STDIN_DEADLINE.  ``into`` holds what has been read meanwhile.
     """
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
+    read = into if into is not None else _Stdin()
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    deadline = time.monotonic() + STDIN_DEADLINE
+    last = b""
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            break
+        wait = min(deadline - now, STDIN_SETTLE) if last.endswith(b"\n") else deadline - now
+        if not poller.poll(wait * 1000):
+            if last.endswith(b"\n"):
+                break
+            continue
+        # Terminating signals wait while a chunk is read and recorded: their handler must not
+        # run with the chunk out of the pipe but not yet in ``read`` (it spools what is there).
+        mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, SIGNALS)
         try:
-            sock.connect(socket_path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            raise NotListening from None
-        sock.sendall(frame)
-        reply = decode(recv_frame(sock))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
+            chunk = posix.read(fd, 1 << 16)
+            if chunk:
+                read.add(chunk)
+        except (BlockingIOError, InterruptedError):
+            continue
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+        if not chunk:
+            break
+        last = chunk
+    read.done = True
+    return read.payload()
+
+
+def transcript_position(payload: bytes) -> str:
+    """The uuid of the last record of the session's transcript as the hook fires, or "".
+
+    Two compactions in one prompt fire byte-identical SessionStart(compact) and PreCompact
+    payloads; where the transcript stood tells them apart (``Ingest.position``), and a
+    replay of the same frame, or a second registration of the same hook, still agrees.
+    Plain byte searches: ``re`` and ``json`` would cost the client milliseconds of imports.
+    """
+    found = payload.find(b'"transcript_path"')
+    if found < 0:
+        return ""
+    start = payload.find(b'"', payload.find(b":", found + 17) + 1)
+    end = payload.find(b'"', start + 1)
+    path = payload[start + 1 : end]
+    if start < 0 or end < 0 or not path or b"\\" in path:  # an escaped path is too rare to decode here
+        return ""
+    try:  # non-blocking: a path naming a FIFO must not hold the hook up
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
+    except OSError:  # a new session has no transcript yet
+        return ""
+    try:
+        st = posix.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000:  # a regular file, or nothing to read here
+            return ""
+        posix.lseek(fd, max(0, st.st_size - TRANSCRIPT_TAIL), 0)
+        tail = posix.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return ""
     finally:
-        sock.close()
-    return reply if isinstance(reply, dict) else None
+        posix.close(fd)
+    at = len(tail)
+    while (at := tail.rfind(b'"uuid":"', 0, at)) >= 0:
+        if at and tail[at - 1] == 0x5C:  # \"uuid\": inside a string of some record, not a key
+            continue
+        end = tail.find(b'"', at + 8)
+        uuid = tail[at + 8 : end]
+        if 0 < len(uuid) <= 64:
+            return uuid.decode("ascii", "replace")
+    return ""
 
 
 # --- the slow path: spool.py, imported only when the daemon did not take the event ----------
@@ -147,7 +248,7 @@ class _Progress:
     def __init__(self, event: str = "", socket_flag: str | None = None) -> None:
         self.event = event
         self.socket_flag = socket_flag
-        self.stdin = Stdin()
+        self.stdin = _Stdin()
         self.frame: bytes | None = None
         self.where: paths.Paths | None = None
         self.safe = False

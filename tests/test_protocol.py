@@ -27,7 +27,7 @@ from memd.protocol import (
     encode,
     encode_frame,
 )
-from memd_client import frame, intake
+from memd_client import frame, handoff
 from memd_client.frame import MAX_FRAME, PROTOCOL_VERSION
 
 
@@ -154,12 +154,12 @@ def test_transcript_position_is_the_last_records_uuid_and_never_blocks(tmp_path)
         '{"parentUuid":"first","type":"user","message":{"content":"x \\"uuid\\":\\"fake\\""},"uuid":"second"}\n'
     )
     payload = json.dumps({"session_id": "s", "transcript_path": str(transcript), "source": "compact"}).encode()
-    assert intake.transcript_position(payload) == "second"
+    assert handoff.transcript_position(payload) == "second"
     with transcript.open("a") as f:
         f.write('{"type":"system","subtype":"compact_boundary","uuid":"third"}\n')
-    assert intake.transcript_position(payload) == "third"  # a second compaction: another position
+    assert handoff.transcript_position(payload) == "third"  # a second compaction: another position
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # nothing writes to it: reading would block
     for path in (str(fifo), "/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path)):
-        assert intake.transcript_position(json.dumps({"transcript_path": path}).encode()) == ""
-    assert intake.transcript_position(b'{"session_id":"s"}') == ""
+        assert handoff.transcript_position(json.dumps({"transcript_path": path}).encode()) == ""
+    assert handoff.transcript_position(b'{"session_id":"s"}') == ""
