@@ -56,8 +56,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from memd.capture import Capture, NewEvent, Skipped
+from memd.capture.privacy import Privacy
 from memd.config import CaptureConfig, EmbeddingConfig, PrivacyConfig
-from memd.privacy import Privacy
 from memd.protocol import Ingest
 from memd.store.outbox import encode
 from memd.store.schema import MIGRATIONS, migrate

@@ -29,7 +29,6 @@ from memd.context import detail_text, index_line, timeline_text
 from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
-    PROTOCOL_VERSION,
     Collected,
     Continuation,
     ContinuationResult,
@@ -71,12 +70,13 @@ from memd.protocol import (
 )
 
 from . import export, importer, install, launcher, paths, service
+from .frame import PROTOCOL_VERSION
 from .rpc import Client, DaemonError, DaemonUnavailable
 from .times import parse_time
 
 __all__ = ["main"]
 
-HOOK_SCRIPT = install.HOOK_SCRIPT
+HOOK_SCRIPT = launcher.HOOK_SCRIPT
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 NOT_RUNNING_FIX = "start it with `memctl daemon start` (or run `memd` in a terminal)"

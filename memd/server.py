@@ -52,10 +52,12 @@ import anyio.abc
 import structlog
 from anyio.abc import SocketAttribute
 
+from memd_client.frame import PROTOCOL_VERSION
 from memd_client.paths import Paths
 
 from . import __version__, spool
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from .capture.privacy import Privacy
 from .config import Config
 from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
@@ -67,11 +69,9 @@ from .janitor import Janitor
 from .lifecycle import Lifecycle
 from .metrics import Latencies, hook_key
 from .peer import peer_uid
-from .privacy import Privacy
 from .protocol import (
     CONTEXT_EVENTS,
     NEED_DATA,
-    PROTOCOL_VERSION,
     BadRequest,
     CommitsFailing,
     Continuation,
