@@ -95,7 +95,7 @@ async def run(
                     places = Places(paths.socket, paths.data_dir, paths.database, paths.spool_dir)
                     activity = Activity(connection_cap(config.daemon.max_connections))  # the file limit raised
                     services = Services(places, config, store, indexer, consolidator, activity)
-                    await _serve(listener, places.socket, services, idle_exit, inherited is None, task_status)
+                    await _serve(listener, services, idle_exit, inherited is None, task_status)
                     workers.cancel_scope.cancel()  # the indexer saves its index on the way out
             finally:
                 store.writer.close()
@@ -109,22 +109,20 @@ async def run(
 
 async def _serve(
     listener: anyio.abc.SocketListener,
-    socket_path: str,
     services: Services,
     idle_exit: float,
     owns_socket: bool,
     task_status: anyio.abc.TaskStatus[str],
 ) -> None:
     """Serve until closed, with the background services running beside the server."""
-    activity = services.activity
-    server = Server(socket_path, services.config.daemon, services, activity, owns_socket=owns_socket)
+    server = Server(services, owns_socket=owns_socket)
     async with anyio.create_task_group() as background:
         background.start_soon(watch_signals, server.close)
         background.start_soon(services.drain.run)
         background.start_soon(services.janitor.run)
         if idle_exit:
             readers, indexer, consolidator = services.store.readers, services.indexer, services.consolidator
-            idle = IdleExit(idle_exit, activity, readers, indexer, consolidator, server.close)
+            idle = IdleExit(idle_exit, services.activity, readers, indexer, consolidator, server.close)
             background.start_soon(idle.run)
         await server.serve(listener, task_status=task_status)
         background.cancel_scope.cancel()

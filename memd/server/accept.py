@@ -28,9 +28,7 @@ import anyio.abc
 import structlog
 
 from .. import __version__
-from ..config import DaemonConfig
 from ..protocol import Ok, Shutdown
-from ..services.activity import Activity
 from ..services.assembly import Services
 from ..services.limits import file_limit
 from .connection import Connections
@@ -72,16 +70,15 @@ class AcceptFailures:
 class Server:
     """Serves the services' requests on one listener; ``close`` begins a graceful shutdown."""
 
-    def __init__(
-        self, socket: str, config: DaemonConfig, services: Services, activity: Activity, *, owns_socket: bool = True
-    ) -> None:
-        """``socket``: the path served (logged; unlinked at close if ``owns_socket``, False
-        when the listener came from systemd, whose socket file stays)."""
-        self.socket = socket
-        self.config = config
-        self.activity = activity
+    def __init__(self, services: Services, *, owns_socket: bool = True) -> None:
+        """``owns_socket``: the socket file (``services.places.socket``) is unlinked at close;
+        False when the listener came from systemd, whose socket file stays."""
+        self.socket = services.places.socket
+        self.config = services.config.daemon
+        self.activity = services.activity
         self.owns_socket = owns_socket
-        self.connections = Connections(config, Dispatch(routes(services, self._shutdown)), activity)
+        dispatch = Dispatch(routes(services, self._shutdown))
+        self.connections = Connections(self.config, dispatch, self.activity)
         self._accept_scope = anyio.CancelScope()
 
     async def serve(

@@ -44,6 +44,7 @@ class Services:
         consolidator: Consolidator,
         activity: Activity,
     ) -> None:
+        self.places = places
         self.config = config
         self.store = store
         self.indexer = indexer
