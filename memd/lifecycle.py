@@ -36,7 +36,6 @@ from typing import NamedTuple
 import anyio
 import structlog
 
-from . import spool
 from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from .capture.prepare import SECRET_KIND, redaction_counts
 from .capture.rescan import Content, Rescan
@@ -62,6 +61,7 @@ from .protocol import (
 from .retrieve import layers
 from .retrieve.engine import Retriever
 from .retrieve.lanes import find_project
+from .services import spool
 from .store import Store
 from .store.forget import (
     BATCH,

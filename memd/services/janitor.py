@@ -19,13 +19,13 @@ import time
 import anyio
 import structlog
 
-from .config import RetentionConfig
-from .indexer import Indexer
-from .lifecycle import Lifecycle, listing
-from .protocol import Collected, Gc
-from .store import Store, StoreError, settings
-from .store.forget import plan
-from .store.retention import LAST_RUN, SWITCH_AT_START_BYTES, Policy, measure, select, switch_to_incremental
+from ..config import RetentionConfig
+from ..indexer import Indexer
+from ..lifecycle import Lifecycle, listing
+from ..protocol import Collected, Gc
+from ..store import Store, StoreError, settings
+from ..store.forget import plan
+from ..store.retention import LAST_RUN, SWITCH_AT_START_BYTES, Policy, measure, select, switch_to_incremental
 
 __all__ = ["INTERVAL", "Janitor", "seconds_until_due"]
 
