@@ -66,7 +66,11 @@ def parser() -> argparse.ArgumentParser:
     common = common_options(False)
     for command in COMMANDS:
         commands.add_parser(
-            command.name, parents=[common], help=command.help, description=command.help, arguments=command.arguments
+            command.name,
+            parents=[common],  # type: ignore[list-item]  # typeshed wants parents of the parser_class; any will do
+            help=command.help,
+            description=command.help,
+            arguments=command.arguments,
         )
     return top
 

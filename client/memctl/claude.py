@@ -69,8 +69,9 @@ def install_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _settings_path(args: argparse.Namespace) -> str:
-    if args.settings:
-        return os.path.abspath(args.settings)
+    given: str | None = args.settings
+    if given:
+        return os.path.abspath(given)
     base = os.path.expanduser("~") if args.scope == "user" else os.getcwd()
     return os.path.join(base, ".claude", "settings.json")
 
