@@ -8,7 +8,10 @@ rotating which goes first run by run so every series shares the machine's noise,
 reports medians and each command's median as a ratio to the floor's.
 
 The commands run as a user runs them: the ``memctl`` console script installed beside
-this interpreter (``python -m memd_client.memctl`` when there is none).  The search
+this interpreter (``python -m memd_client.memctl`` when there is none), with bytecode
+caches as an installed package has them (``PYTHONDONTWRITEBYTECODE`` is dropped from
+their environment: without caches every import compiles its module, and the figure
+would be the compiler's; the warm-up runs write them).  The search
 runs with ``--all-projects``: the seeded events' project is not the bench's directory,
 and a search scoped to a project with no events returns before it searches.
 
@@ -103,7 +106,8 @@ def measure(instance: Instance, runs: int, warmup: int, events: int, against: st
         shift = i % len(order)
         for name in order[shift:] + order[:shift]:  # rotate which one goes first
             argv, where = commands[name]
-            env = instance.env if where is None else {**instance.env, "PYTHONPATH": where}
+            env = {k: v for k, v in instance.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env |= {"PYTHONPATH": where} if where else {}
             ms = timed_run(argv, env)
             if i >= 0:
                 samples[name].append(ms)

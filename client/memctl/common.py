@@ -8,7 +8,6 @@ loaded for every command, ``memctl --version`` included.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,6 +29,8 @@ class CommandError(Exception):
 
 
 def emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> None:
+    import json
+
     print(json.dumps(data, ensure_ascii=False) if args.json else human)
 
 
