@@ -21,7 +21,7 @@ import uuid
 
 from harness import Instance, isolated_daemon, markdown_table, payload_factory, summary
 
-from memd_client.memctl import hook_command
+from memd_client.memctl.claude import hook_command
 
 TARGET_RATIO = 1.4
 

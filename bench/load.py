@@ -33,7 +33,7 @@ from harness import Instance, isolated_daemon, markdown_table
 
 from memd.metrics import percentile
 from memd.protocol import Ingest, Ingested, Search, SearchResults
-from memd_client.memctl import HOOK_SCRIPT
+from memd_client.launcher import HOOK_SCRIPT
 from memd_client.paths import Paths
 
 SEARCH_EVERY = 0.25

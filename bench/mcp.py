@@ -96,7 +96,7 @@ from memd.protocol import (
 from memd_client.install import MCP_SCRIPT
 from memd_client.mcp.protocol import Server
 from memd_client.mcp.tools import INSTRUCTIONS, Context, tools
-from memd_client.memctl import hook_command
+from memd_client.memctl.claude import hook_command
 from memd_client.paths import Paths
 
 SHARED = REPO.parent / "shared" / "fixtures"

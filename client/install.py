@@ -55,7 +55,7 @@ MARKER: Final = "memd_client/hook.py"
 """What the command of any pip-installed memd's hook contains."""
 CONTEXT_TIMEOUT: Final = 10
 CAPTURE_TIMEOUT: Final = 10
-HOOKS: Final = {
+HOOKS: Final[dict[str, dict[str, int | bool]]] = {
     "SessionStart": {"timeout": CONTEXT_TIMEOUT},
     "UserPromptSubmit": {"timeout": CONTEXT_TIMEOUT},
     "PostToolUse": {"async": True},

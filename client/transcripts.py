@@ -224,8 +224,9 @@ def hook_events(
         if record.get("isSidechain") and record.get("agentId"):
             base["agent_id"] = record["agentId"]
             base["agent_type"] = agent_type or "subagent"
-        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else ""
-        repaired = record.get(LONE_SURROGATES) if type(record.get(LONE_SURROGATES)) is int else 0
+        uuid, repaired = record.get("uuid"), record.get(LONE_SURROGATES)
+        uuid = uuid if isinstance(uuid, str) else ""
+        repaired = repaired if type(repaired) is int else 0  # not a bool
         if kind == "system":
             if record.get("subtype") == "compact_boundary":
                 metadata = record.get("compactMetadata")

@@ -367,7 +367,8 @@ def test_memctl_forget_by_query(daemon: Instance) -> None:
 
 
 def test_mem_forget_takes_the_selectors() -> None:
-    from memd_client.mcp.tools import Context, ForgetArgs, tools
+    from memd_client.mcp.arguments import ForgetArgs
+    from memd_client.mcp.tools import Context, tools
 
     sent: list[Forget] = []
 

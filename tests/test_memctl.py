@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 import pytest
-from conftest import Instance, hook_fixtures, stored_fixtures
+from conftest import PYTHON, Instance, hook_fixtures, stored_fixtures
 
 
 def test_not_running_is_one_clear_line_and_exit_1(instance: Instance) -> None:
@@ -145,3 +145,29 @@ def test_counts_below_their_minimum_are_refused(instance: Instance, argv: list[s
     done = instance.memctl(*argv)
     assert done.returncode == 2
     assert f"argument {flag}: '{argv[-1]}' is not a whole number of {minimum} or more" in done.stderr
+
+
+LOADED = """
+import sys
+from memd_client.memctl import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["search", "--help"]], ids=" ".join)
+def test_memctl_imports_only_what_the_command_needs(argv: list[str]) -> None:
+    """Issue 18: memctl declared every command's arguments and imported every command's
+    modules at start (~130 ms for --version).  Now --version and --help load none of memd
+    but its version, and a command's --help what its arguments are made of, no more."""
+    done = subprocess.run([PYTHON, "-c", LOADED, *argv], capture_output=True, text=True, timeout=60, check=True)
+    loaded = set(done.stdout.splitlines()[-1].split())
+    assert "memd" in loaded and "memd_client.memctl" in loaded
+    assert not {"memd.context", "memd_client.rpc"} & loaded  # what a search needs when it runs
+    if argv[0] == "search":
+        assert "memd.capture.events" in loaded  # --kind's choices
+    else:
+        assert not {"msgspec", "memd.protocol", "memd.capture"} & loaded

@@ -15,7 +15,7 @@ from conftest import FIXTURES, PYTHON, Instance
 
 from memd.protocol import HOOK_EVENTS
 from memd_client import install, launcher
-from memd_client.memctl import _parser
+from memd_client.memctl import parser
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = os.path.dirname(PYTHON)
@@ -69,7 +69,7 @@ def _commands() -> dict[str, tuple[dict[str, str], list[str]]]:
 
 
 def test_slash_commands_name_real_memctl_commands() -> None:
-    subcommands = next(a for a in _parser()._actions if a.dest == "command").choices
+    subcommands = next(a for a in parser()._actions if a.dest == "command").choices
     for name, (front, lines) in _commands().items():
         assert front["description"] and front["disable-model-invocation"] == "true", name
         assert lines, f"{name} runs nothing"

@@ -28,6 +28,8 @@ from memd.services.idle import embedding_pending
 from memd_client import autostart, service
 from memd_client.paths import resolve
 from memd_client.rpc import Client
+from memd_client.service import units
+from memd_client.service.manager import ServiceError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -319,16 +321,16 @@ def systemd_verify(unit_dir: str, env: dict[str, str]) -> None:
 
 
 def test_the_repository_files_are_the_hand_install_rendering() -> None:
-    for name, text in service.hand_install_files().items():
+    for name, text in units.hand_install_files().items():
         on_disk = (ROOT / "systemd" / name).read_text()
         assert on_disk == text, (
-            f"systemd/{name} differs from memd_client.service.hand_install_files()[{name!r}]: "
+            f"systemd/{name} differs from memd_client.service.units.hand_install_files()[{name!r}]: "
             "change the rendering, then write its output to the file"
         )
 
 
 def test_hand_install_units_verify(tmp_path: Path) -> None:
-    files = service.hand_install_files()
+    files = units.hand_install_files()
     check_units(files["memd.socket"], files["memd.service"], "%t/memd/memd.sock")
     home = tmp_path / "home"
     (home / ".local" / "bin").mkdir(parents=True)
@@ -341,7 +343,7 @@ def test_hand_install_units_verify(tmp_path: Path) -> None:
 def test_rendered_units_verify_and_run_this_installation(instance: Instance) -> None:
     runtime = instance.env["XDG_RUNTIME_DIR"]
     unit_dir = os.path.join(instance.root, "units")
-    files = service.systemd_files(unit_dir, instance.paths, PYTHON, 900, runtime)
+    files = units.systemd_files(unit_dir, instance.paths, PYTHON, 900, runtime)
     texts = {os.path.basename(path): text for path, text in files.items()}
     check_units(texts["memd.socket"], texts["memd.service"], "%t/memd/memd.sock")
     argv = exec_argv(parse_unit(texts["memd.service"])["Service"]["ExecStart"][0])
@@ -360,24 +362,24 @@ def test_rendered_units_verify_and_run_this_installation(instance: Instance) -> 
 
 
 def test_a_socket_outside_the_runtime_dir_is_written_as_its_absolute_path() -> None:
-    assert service.listen_address("/run/user/1000/memd/memd.sock", "/run/user/1000") == "%t/memd/memd.sock"
-    assert service.listen_address("/home/u/.local/state/memd/run/memd.sock", "") == (
+    assert units.listen_address("/run/user/1000/memd/memd.sock", "/run/user/1000") == "%t/memd/memd.sock"
+    assert units.listen_address("/home/u/.local/state/memd/run/memd.sock", "") == (
         "/home/u/.local/state/memd/run/memd.sock"
     )
-    assert service.listen_address("/tmp/100%/memd.sock", "/run/user/1000") == "/tmp/100%%/memd.sock"
+    assert units.listen_address("/tmp/100%/memd.sock", "/run/user/1000") == "/tmp/100%%/memd.sock"
 
 
 def test_exec_start_words_survive_systemd_quoting() -> None:
-    assert service.systemd_word("/usr/bin/python3") == "/usr/bin/python3"
-    assert service.systemd_word("/home/a b/%t$HOME") == '"/home/a b/%%t$$HOME"'
-    assert service.systemd_word('say "hi"\\') == '"say \\"hi\\"\\\\"'
+    assert units.systemd_word("/usr/bin/python3") == "/usr/bin/python3"
+    assert units.systemd_word("/home/a b/%t$HOME") == '"/home/a b/%%t$$HOME"'
+    assert units.systemd_word('say "hi"\\') == '"say \\"hi\\"\\\\"'
     for word in ("/opt/my venv/bin/python", "50%", "$USER", 'a"b'):
-        assert exec_argv(service.systemd_word(word)) == [word]
+        assert exec_argv(units.systemd_word(word)) == [word]
 
 
 def test_launchd_plists_load_and_run_this_installation(instance: Instance) -> None:
     agent_dir = os.path.join(instance.root, "LaunchAgents")
-    ((path, text),) = service.launchd_files(agent_dir, instance.paths, PYTHON).items()
+    ((path, text),) = units.launchd_files(agent_dir, instance.paths, PYTHON).items()
     assert path == os.path.join(agent_dir, "dev.memd.plist")
     job = plistlib.loads(text.encode())
     assert job["Label"] == "dev.memd" and job["RunAtLoad"] is True
@@ -391,7 +393,7 @@ def test_launchd_plists_load_and_run_this_installation(instance: Instance) -> No
     version = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=60, cwd=instance.root)
     assert version.stdout.strip() == f"memd {__version__}", version.stderr
 
-    hand = plistlib.loads(service.hand_install_files()["dev.memd.plist"].encode())
+    hand = plistlib.loads(units.hand_install_files()["dev.memd.plist"].encode())
     assert hand["ProgramArguments"] == ["/Users/you/.local/bin/memd"] and hand["KeepAlive"] == job["KeepAlive"]
 
 
@@ -549,7 +551,7 @@ def test_launchd_install_and_uninstall(instance: Instance) -> None:
 
 
 def test_other_systems_are_told_what_memctl_service_knows(instance: Instance) -> None:
-    with pytest.raises(service.ServiceError, match="systemd \\(Linux\\) and launchd \\(macOS\\), not freebsd14"):
+    with pytest.raises(ServiceError, match="systemd \\(Linux\\) and launchd \\(macOS\\), not freebsd14"):
         service.status(instance.paths, env=instance.env, platform="freebsd14")
 
 

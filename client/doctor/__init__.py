@@ -145,7 +145,7 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
     daemon = attempt("daemon", lambda: gather_daemon(paths))
     findings += check_daemon(daemon) if daemon is not None else []
     up = daemon is not None and daemon.pong is not None
-    live = daemon.status.embedding if up and daemon.status is not None else None
+    live = daemon.status.embedding if daemon is not None and up and daemon.status is not None else None
     steps: list[tuple[str, Callable[[], list[Finding]]]] = [
         ("permissions", lambda: check_permissions(gather_permissions(paths), os.getuid(), _user())),
         ("database", lambda: check_database(gather_database(paths.database))),

@@ -127,8 +127,8 @@ def _settings_hooks(f: SettingsFile) -> list[Finding]:
     for hook in f.hooks:
         if (problem := _hook_problem(hook)) is not None:
             by_problem.setdefault(problem, []).append(hook.event)
-    for (level, problem), events in by_problem.items():
-        message = f"{f.path}: memd's hooks for {', '.join(events)} run {problem}"
+    for (level, what), events in by_problem.items():
+        message = f"{f.path}: memd's hooks for {', '.join(events)} run {what}"
         findings.append(Finding("hooks", level, message, f.install))
     hooked = {hook.event for hook in f.hooks}
     if missing := [event for event in install.HOOKS if event not in hooked]:

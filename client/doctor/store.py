@@ -8,11 +8,19 @@ import os
 import shlex
 import sqlite3
 import time
-import urllib.parse
 from typing import TYPE_CHECKING, NamedTuple
 
 from memd.config import Config
 from memd.protocol import EmbeddingStatus
+from memd.store.inspect import (
+    embedding_version,
+    integrity_problems,
+    latest_quarantined,
+    quarantined_by_stage,
+    reading,
+    stored_vectors,
+    vectors_up_to,
+)
 
 from ..paths import Paths
 from .findings import RESTART, START, Finding, plural
@@ -69,20 +77,12 @@ def gather_database(path: str) -> DatabaseFacts:
     problems: tuple[str, ...] = ()
     error = ""
     try:
-        conn = _read_only(path)
-        try:
-            problems = tuple(row[0] for row in conn.execute("PRAGMA quick_check(20)") if row[0] != "ok")
-        finally:
-            conn.close()
+        with reading(path) as conn:
+            problems = integrity_problems(conn, 20)
     except sqlite3.Error as exc:
         error = str(exc)
     ms = (time.perf_counter() - started) * 1000
     return DatabaseFacts(path, True, os.path.getsize(path), problems, error, ms)
-
-
-def _read_only(path: str) -> sqlite3.Connection:
-    """A connection that cannot write, whether memd runs or not (WAL readers never block it)."""
-    return sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True, timeout=2.0)
 
 
 # --- quarantine -------------------------------------------------------------------------
@@ -150,15 +150,9 @@ def gather_quarantine(path: str) -> QuarantineFacts:
     if not os.path.exists(path):
         return QuarantineFacts(path, 0, {}, ())
     try:
-        conn = _read_only(path)
-        try:
-            stages = dict(conn.execute("SELECT stage, count(*) FROM quarantine GROUP BY stage").fetchall())
-            latest = conn.execute(
-                "SELECT at, event, session_id, event_id, stage, error, reason FROM quarantine ORDER BY id DESC LIMIT ?",
-                (QUARANTINE_SHOWN,),
-            ).fetchall()
-        finally:
-            conn.close()
+        with reading(path) as conn:
+            stages = quarantined_by_stage(conn)
+            latest = latest_quarantined(conn, QUARANTINE_SHOWN)
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):  # a database memd has not migrated yet: nothing failed in it
             return QuarantineFacts(path, 0, {}, ())
@@ -241,10 +235,9 @@ def gather_index(paths: Paths, config: Config) -> IndexFacts:
     if not config.embedding.enabled or not os.path.exists(paths.database):
         return empty
     try:
-        conn = _read_only(paths.database)
-        try:
-            version = conn.execute("SELECT max(version) FROM embedding_version").fetchone()[0]
-            stored, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM vectors").fetchone()
+        with reading(paths.database) as conn:
+            version = embedding_version(conn)
+            stored, top = stored_vectors(conn)
             if not version:
                 return empty._replace(stored=stored, top=top)
             from memd.vectors import index_path  # onnxruntime and usearch, in the order that works
@@ -253,10 +246,8 @@ def gather_index(paths: Paths, config: Config) -> IndexFacts:
             if not os.path.exists(path):
                 return empty._replace(path=path, stored=stored, top=top)
             indexed, max_key, error = _read_index(path)
-            (older,) = conn.execute("SELECT count(*) FROM vectors WHERE id <= ?", (max_key,)).fetchone()
+            older = vectors_up_to(conn, max_key)
             return IndexFacts(True, path, True, stored, top, indexed, max_key, older, error)
-        finally:
-            conn.close()
     except sqlite3.Error as exc:
         return empty._replace(unchecked=f"{paths.database} cannot be read ({exc})")
 

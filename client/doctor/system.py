@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
@@ -11,7 +12,6 @@ from typing import Final, NamedTuple
 
 from memd import __version__
 from memd.config import Config, ConfigError, load
-from memd.instance import holder
 from memd.protocol import Ping, Pong, Status, StatusReport
 from memd.services.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
 
@@ -115,9 +115,24 @@ def gather_daemon(paths: Paths) -> DaemonFacts:
         error = str(exc)
     except DaemonError as exc:
         error, refused = f"{exc.code}: {exc}", True
-    pid = holder(paths.lock_file).get("pid", 0) if is_locked(paths.lock_file) else 0
+    pid = _lock_holder(paths.lock_file) if is_locked(paths.lock_file) else 0
     last_words = _last_words(paths.state_dir, paths.log_file) if pong is None else ("", "")
-    return DaemonFacts(paths.socket, pong, ms, error, refused, pid if isinstance(pid, int) else 0, status, last_words)
+    return DaemonFacts(paths.socket, pong, ms, error, refused, pid, status, last_words)
+
+
+def _lock_holder(lock_file: str) -> int:
+    """The pid the daemon holding ``lock_file`` recorded in it; 0 when unreadable.
+
+    The daemon writes ``{"pid", "socket", "data_dir", "version"}`` there (``memd.instance``,
+    the daemon floor, which the clients do not import); read here with ``json`` alone.
+    """
+    try:
+        with open(lock_file, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    pid = record.get("pid") if isinstance(record, dict) else None
+    return pid if isinstance(pid, int) else 0
 
 
 def _last_words(state_dir: str, log_file: str) -> tuple[str, str]:

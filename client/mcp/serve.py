@@ -9,11 +9,17 @@ by hand, as ``hook.py`` does.  Only the first message the listing cannot answer 
 
 import sys
 
+TYPE_CHECKING = False  # typing's flag without importing typing before site: mypy honours the name
+if TYPE_CHECKING:  # the checker knows these two modules by their package names
+    from memd_client import paths
+    from memd_client.mcp import early
+
 if __name__ == "__main__":
     here = __file__.rpartition("/")[0]
     sys.path[:0] = [here, here.rpartition("/")[0]]  # early.py; the client's paths.py
-    import early
-    import paths
+    if not TYPE_CHECKING:
+        import early
+        import paths
 
     del sys.path[:2]  # nothing of this package shadows a top-level module later on
     begun = early.start(paths.resolve().state_dir, sys.stdin.buffer, sys.stdout.buffer)

@@ -1,5 +1,5 @@
-"""memd's MCP tools: each an arguments Struct (the schema and its validator), a text
-renderer, and the daemon request between them.
+"""memd's MCP tools: each an arguments Struct (the schema and its validator: ``arguments``),
+a text renderer (``render``), and the daemon request between them (here).
 
 The descriptions teach the workflow the layers are built for, because the model reads
 nothing else about memd: search returns a compact index (ids, one-line summaries, what
@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any
 
-import msgspec
-
-from memd.capture.events import KINDS
 from memd.cite import label
-from memd.context import detail_text, index_line, timeline_text
+from memd.context import timeline_text
 from memd.protocol import (
     Details,
     DetailsResult,
@@ -25,7 +22,6 @@ from memd.protocol import (
     Forgotten,
     Remember,
     Remembered,
-    Reply,
     Request,
     Search,
     SearchResults,
@@ -42,106 +38,20 @@ from memd.protocol import (
 )
 
 from ..times import parse_time
+from .arguments import (
+    CiteArgs,
+    DetailsArgs,
+    ForgetArgs,
+    RememberArgs,
+    SearchArgs,
+    SmartArgs,
+    StatsArgs,
+    TimelineArgs,
+)
 from .protocol import Tool, ToolError
+from .render import render_details, render_forgotten, render_index, render_smart, render_stats, render_verification
 
 __all__ = ["INSTRUCTIONS", "Context", "tools"]
-
-R = TypeVar("R", bound=Reply)
-
-Kind = Literal[tuple(KINDS)]  # type: ignore[valid-type]
-Query = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="What to look for, in plain words.")]
-Id = Annotated[
-    str, msgspec.Meta(min_length=1, max_length=40, description="A citation id from search results, like mem:Ab3xY9.")
-]
-Project = Annotated[
-    str | None,
-    msgspec.Meta(description="A project root or part of one (default: the current project; see all_projects)."),
-]
-Since = Annotated[
-    str | None,
-    msgspec.Meta(description="Only memories from then on: 2026-11-01, 2026-11-01T14:00, or an age: 30m, 12h, 7d, 2w."),
-]
-Budget = (
-    Annotated[int, msgspec.Meta(ge=100, le=20000, description="Most tokens the answer may take (default 2000).")] | None
-)
-
-
-class SearchArgs(msgspec.Struct, forbid_unknown_fields=True):
-    query: Query
-    limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="Most hits to list.")] = 10
-    project: Project = None
-    all_projects: Annotated[bool, msgspec.Meta(description="Search every project.")] = False
-    kind: Annotated[Kind | None, msgspec.Meta(description="Only memories of this kind.")] = None
-    since: Since = None
-
-
-class SmartArgs(msgspec.Struct, forbid_unknown_fields=True):
-    query: Query
-    budget: Budget = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="Most hits to consider.")] = 10
-    project: Project = None
-    all_projects: Annotated[bool, msgspec.Meta(description="Search every project.")] = False
-
-
-class TimelineArgs(msgspec.Struct, forbid_unknown_fields=True):
-    id: Id
-    before: Annotated[int, msgspec.Meta(ge=0, le=20, description="Events before it to show.")] = 3
-    after: Annotated[int, msgspec.Meta(ge=0, le=20, description="Events after it to show.")] = 3
-
-
-class DetailsArgs(msgspec.Struct, forbid_unknown_fields=True):
-    ids: Annotated[
-        list[Id], msgspec.Meta(min_length=1, max_length=20, description="Citation ids, the ones you need only.")
-    ]
-    budget: Budget = None
-
-
-class CiteArgs(msgspec.Struct, forbid_unknown_fields=True):
-    id: Id
-    quote: (
-        Annotated[
-            str,
-            msgspec.Meta(
-                min_length=1, max_length=5000, description="Text you mean to quote from it: checked, located exactly."
-            ),
-        ]
-        | None
-    ) = None
-
-
-class RememberArgs(msgspec.Struct, forbid_unknown_fields=True):
-    text: Annotated[
-        str,
-        msgspec.Meta(
-            min_length=1, max_length=10000, description="What to keep, self-contained: it is read without this chat."
-        ),
-    ]
-
-
-class ForgetArgs(msgspec.Struct, forbid_unknown_fields=True):
-    ids: Annotated[list[Id], msgspec.Meta(max_length=100, description="Citation ids to delete.")] = []
-    session: Annotated[str | None, msgspec.Meta(description="Or: every memory of this session id.")] = None
-    before: Annotated[
-        str | None,
-        msgspec.Meta(description="Or: every memory of this project before then: 2026-01-01, or an age: 90d."),
-    ] = None
-    query: (
-        Annotated[
-            str,
-            msgspec.Meta(
-                min_length=1,
-                max_length=2000,
-                description="Or: every memory of this project holding every word of this.",
-            ),
-        ]
-        | None
-    ) = None
-    dry_run: Annotated[bool, msgspec.Meta(description="Only list what would be deleted.")] = False
-
-
-class StatsArgs(msgspec.Struct, forbid_unknown_fields=True):
-    limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="How many of the most-cited memories to list.")] = 10
-
 
 INSTRUCTIONS = (
     "memd remembers this user's past coding sessions (prompts, commands, errors, decisions, summaries) locally. "
@@ -176,111 +86,6 @@ def _scope(ctx: Context, project: str | None, all_projects: bool) -> dict[str, A
     return {"project": project, "all_projects": all_projects or (project is None and ctx.project_dir is None)} | (
         {"cwd": ctx.project_dir} if ctx.project_dir else {}
     )
-
-
-NEXT = "Next: mem_timeline(id) for what happened around a hit, mem_details(ids) for full text. Cite as [mem:ID]."
-
-
-def render_index(reply: SearchResults, query: str) -> str:
-    where = reply.scope or "all projects"
-    if reply.mode == "none":
-        return f"Nothing searched in {where}: {reply.notice}"
-    if not reply.results:
-        wider = " Try other words, or all_projects: true." if reply.scope else " Try other words."
-        return f"No memories match {query!r} in {where}.{wider}"
-    head = (
-        f"{len(reply.results)} memories in {where} ({reply.mode} search{'; ' + reply.notice if reply.notice else ''})"
-    )
-    head += ", best first; each: id, kind, date, confidence, cost of its details, summary:"
-    return "\n".join([head, *(index_line(hit) for hit in reply.results), NEXT])
-
-
-def render_smart(reply: SmartResults, query: str) -> str:
-    parts = [render_index(reply.index, query).removesuffix("\n" + NEXT)]
-    parts.append(f"Rule {reply.rule}: {reply.reason} (~{reply.tokens} of {reply.budget} tokens).")
-    parts += [timeline_text(t) for t in reply.timelines]
-    parts += [detail_text(d) for d in reply.details]
-    if not reply.details and reply.index.results:
-        parts.append(NEXT)
-    return "\n\n".join(parts)
-
-
-def render_details(reply: DetailsResult, budget: int | None) -> str:
-    parts = [detail_text(d) for d in reply.details]
-    if reply.omitted:
-        parts.append(
-            f"Not shown, over the {budget or 'default'}-token budget: {' '.join(reply.omitted)}"
-            " (ask with a larger budget)."
-        )
-    if reply.missing:
-        parts.append(f"No memory {', '.join(map(repr, reply.missing))}: use ids from mem_search.")
-    return "\n\n".join(parts)
-
-
-def render_verification(reply: Verification) -> str:
-    where = f"[{label(reply.cite)}]"
-    if not reply.found:
-        return (
-            f"Not found in {where}: no span matches the quote closely enough. Read it with mem_details before quoting."
-        )
-    return (
-        f"Found in {where} ({reply.method} match, confidence {reply.confidence:.2f}) at characters"
-        f" {reply.start}-{reply.end}. The stored text there:\n> {reply.matched}"
-    )
-
-
-FORGET_LISTED = 40
-"""Memories a forget lists before saying how many more."""
-
-
-def render_forgotten(reply: Forgotten) -> str:
-    lines = [
-        f"[{label(e.cite)}] {e.kind} · session {(e.session_id or '-')[:8]} · {e.title}"
-        for e in reply.events[:FORGET_LISTED]
-    ]
-    if reply.total > len(lines):
-        lines.append(f"... and {reply.total - len(lines)} more")
-    if reply.dry_run:
-        head = f"Would delete {reply.total} {'memory' if reply.total == 1 else 'memories'}"
-        head += f" and {reply.derived} consolidated memories built from them" if reply.derived else ""
-        lines.insert(0, head + ":" if reply.events else "Nothing to delete.")
-    else:
-        head = f"Deleted {reply.total} {'memory' if reply.total == 1 else 'memories'} for good ({reply.vectors} vectors"
-        head += f", {reply.derived} consolidated memories built from them" if reply.derived else ""
-        head += f"; summaries of {reply.refreshed} sessions recomputed)" if reply.refreshed else ")"
-        lines.insert(0, head + ":" if reply.events else "Nothing was deleted.")
-    if reply.missing:
-        lines.append(f"No memory {', '.join(map(repr, reply.missing))}: use ids from mem_search.")
-    return "\n".join(lines)
-
-
-def render_stats(status: StatusReport, usage: StatsReport) -> str:
-    lines = [
-        f"memd {status.version}: {status.events} events, {status.sessions} sessions, {status.projects} projects;"
-        f" database {status.db_bytes / 1e6:.1f} MB."
-    ]
-    if status.embedding is not None:
-        e = status.embedding
-        waiting = f", {e.backlog} events waiting for vectors" if e.backlog else ""
-        reason = f": {e.reason}" if e.reason else ""
-        lines.append(f"Search by meaning: {e.state}{reason} ({e.index_vectors} vectors{waiting}).")
-    if usage.kinds:
-        top = sorted(usage.kinds.items(), key=lambda kv: -kv[1])
-        lines.append("By kind: " + ", ".join(f"{kind} {n}" for kind, n in top) + ".")
-    if usage.projects:
-        lines.append("Biggest projects: " + ", ".join(f"{p.root} ({p.events})" for p in usage.projects[:5]) + ".")
-    if usage.sizes is not None:
-        z = usage.sizes
-        lines.append(
-            f"On disk: database {z.database / 1e6:.1f} MB (keyword index {z.keyword_index / 1e6:.1f} MB),"
-            f" vector index {z.vector_index / 1e6:.1f} MB."
-        )
-    lines.append("Memory use: " + ", ".join(f"{n} {how}" for how, n in usage.usage.items()) + ".")
-    lines.append("Graduation levels: " + ", ".join(f"{level} {n}" for level, n in usage.levels.items()) + ".")
-    if usage.most_cited:
-        lines.append("Most cited:")
-    lines += [f"[{label(c.cite)}] L{c.level} · {c.uses} uses · {c.kind}: {c.title}" for c in usage.most_cited]
-    return "\n".join(lines)
 
 
 def tools(ctx: Context) -> list[Tool]:
@@ -324,8 +129,10 @@ def tools(ctx: Context) -> list[Tool]:
             before = parse_time(a.before) if a.before is not None else None
         except ValueError as exc:
             raise ToolError(f"Invalid arguments: before: {exc}") from None
-        scope = {"cwd": ctx.project_dir, "all_projects": ctx.project_dir is None}  # before and query look here
-        request = Forget(ids=a.ids, session=a.session, before=before, query=a.query, dry_run=a.dry_run, **scope)
+        request = Forget(
+            ids=a.ids, session=a.session, before=before, query=a.query, dry_run=a.dry_run,
+            cwd=ctx.project_dir, all_projects=ctx.project_dir is None,  # where before and query look
+        )  # fmt: skip
         return render_forgotten(ctx.call(request, Forgotten))
 
     def stats(a: StatsArgs) -> str:
