@@ -52,7 +52,7 @@ from memd.protocol import Ingest, Ingested, Search, SearchResults
 from memd.retrieve import lanes as L
 from memd.retrieve.engine import Retriever, _lexical_lanes
 from memd.retrieve.lanes import Filters, Frequencies
-from memd.retrieve.query import compile_query
+from memd.query import compile_query
 from memd.store import open_store
 from memd_client.paths import Paths
 

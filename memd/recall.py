@@ -88,7 +88,7 @@ from .retrieve import layers
 from .retrieve.digest import HEAD_CHARS, summary
 from .retrieve.engine import Retriever
 from .retrieve.lanes import Filters, find_project
-from .retrieve.query import compile_query
+from .query import compile_query
 from .retrieve.smart import choose
 from .store import Store, queries, settings, usage
 from .tokens import estimate_tokens

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memd.retrieve import lanes
 from memd.retrieve.lanes import Filters
-from memd.retrieve.query import compile_query
+from memd.query import compile_query
 from memd.store.schema import migrate
 
 

@@ -1,6 +1,6 @@
 """Retrieval: query → lanes → fusion → calibrated hits, and the progressive layers.
 
-    query.py    compile_query: words, glossary translations, CJK tokens; never breaks MATCH
+
     lanes.py    keyword | trigram | substring (SQL)  ‖  vector (indexer), concurrently
     rank.py     fuse, evidence: RRF over lane ranks; confidence from coverage and similarity
     engine.py   Retriever.search: the scoped, filtered, explained result list (layer 1)

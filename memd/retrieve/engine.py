@@ -22,7 +22,7 @@ from ..store import Readers
 from . import lanes, layers
 from .digest import detail_tokens, files_of, summary
 from .lanes import Filters
-from .query import Query, compile_query
+from ..query import Query, compile_query
 from .rank import Matcher, confidence, fuse, one_digest_per_session, penalty, score, snippet
 
 __all__ = ["Retriever"]

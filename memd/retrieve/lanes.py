@@ -34,7 +34,7 @@ from typing import Final
 import msgspec
 
 from ..store.schema import TOKENIZER
-from .query import Query, like_patterns, match_expression, trigram_expression
+from ..query import Query, like_patterns, match_expression, trigram_expression
 
 __all__ = [
     "RANK_CAP",

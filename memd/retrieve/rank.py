@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
-from .query import Query, has_cjk, stem
+from ..query import Query, has_cjk, stem
 
 __all__ = [
     "Evidence",

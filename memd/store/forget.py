@@ -52,9 +52,9 @@ from contextlib import contextmanager
 from typing import Final, NamedTuple
 
 from ..capture.events import DERIVED_KINDS, LOGGED
-from ..capture.text import has_cjk
+from ..query import has_cjk
 from ..continuity import tasks
-from ..retrieve.query import tokens
+from ..query import tokens
 from .schema import TOKENIZER
 from .writer import refresh_snapshot, refresh_summary
 

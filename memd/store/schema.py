@@ -37,7 +37,7 @@ TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 """The keyword index's tokenizer: English stems over Unicode words."""
 CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
 """GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs, for rows
-stored before the ``cjk`` column; ``memd.retrieve.query.has_cjk`` decides for new ones."""
+stored before the ``cjk`` column; ``memd.query.has_cjk`` decides for new ones."""
 
 
 APPEND_ONLY: Final = """
@@ -212,7 +212,7 @@ MIGRATIONS: Final = (
 
         -- Trigrams find substrings: Korean words carry particles ('검색을') that a word index
         -- never splits off.  Trigrams cost ~4x the word index, so only rows with CJK text get
-        -- them: `cjk`, set by the writer (memd.retrieve.query.has_cjk; a GLOB per insert cost
+        -- them: `cjk`, set by the writer (memd.query.has_cjk; a GLOB per insert cost
         -- ~0.2 ms on 4 KB).  Here it is set once for the rows already stored.
         ALTER TABLE events ADD COLUMN cjk INTEGER NOT NULL DEFAULT 0;
         DROP TRIGGER events_append_only;

@@ -54,7 +54,7 @@ import structlog
 from ..capture import NewEvent
 from ..capture.events import LOGGED
 from ..capture.summary import SummaryRow, summarize
-from ..capture.text import has_cjk
+from ..query import has_cjk
 from ..cite import citation_id
 from ..continuity import tasks, working_set
 from ..continuity.snapshot import plain, session_rows, take
