@@ -61,7 +61,6 @@ from .protocol import (
 )
 from .retrieve import layers
 from .retrieve.engine import Retriever
-from .retrieve.lanes import find_project
 from .store import Store
 from .store.forget import (
     BATCH,
@@ -83,6 +82,7 @@ from .store.forget import (
     scratch_index,
     vacuum_step,
 )
+from .store.lanes import find_project
 from .store.redact import Rewrite, Stored, content_after, rewrite
 
 __all__ = ["LIST_MAX", "Erased", "Lifecycle", "selector_of"]

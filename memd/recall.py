@@ -84,13 +84,13 @@ from .protocol import (
     Verification,
     Verify,
 )
+from .query import compile_query
 from .retrieve import layers
 from .retrieve.digest import HEAD_CHARS, summary
 from .retrieve.engine import Retriever
-from .retrieve.lanes import Filters, find_project
-from .query import compile_query
 from .retrieve.smart import choose
 from .store import Store, queries, settings, usage
+from .store.lanes import Filters, find_project
 from .tokens import estimate_tokens
 
 __all__ = ["NotFound", "Recall"]

@@ -52,9 +52,8 @@ from contextlib import contextmanager
 from typing import Final, NamedTuple
 
 from ..capture.events import DERIVED_KINDS, LOGGED
-from ..query import has_cjk
 from ..continuity import tasks
-from ..query import tokens
+from ..query import has_cjk, tokens
 from .schema import TOKENIZER
 from .writer import refresh_snapshot, refresh_summary
 

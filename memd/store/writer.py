@@ -54,10 +54,10 @@ import structlog
 from ..capture import NewEvent
 from ..capture.events import LOGGED
 from ..capture.summary import SummaryRow, summarize
-from ..query import has_cjk
 from ..cite import citation_id
 from ..continuity import tasks, working_set
 from ..continuity.snapshot import plain, session_rows, take
+from ..query import has_cjk
 from .schema import CITATION_ATTEMPTS
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The retrieval lanes: SQL over one read connection, each returning ranked event ids.
+"""The search lanes: SQL over one read connection, each returning ranked event ids.
 
     keyword    events_fts (porter + unicode61): every concept (AND), then any (OR)
     trigram    events_cjk: CJK tokens of 3+ characters, inside words ('검색을' for 검색어...)
@@ -33,8 +33,8 @@ from typing import Final
 
 import msgspec
 
-from ..store.schema import TOKENIZER
 from ..query import Query, like_patterns, match_expression, trigram_expression
+from .schema import TOKENIZER
 
 __all__ = [
     "RANK_CAP",
