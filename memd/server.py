@@ -59,7 +59,6 @@ from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from .config import Config
 from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
-from .continuity import working_set
 from .importer import Importer
 from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
@@ -116,7 +115,7 @@ from .protocol import (
 )
 from .recall import NotFound, Recall
 from .retrieve.engine import Retriever
-from .store import EventError, Store, StoreError, open_store, outbox, queries
+from .store import EventError, Store, StoreError, open_store, outbox, queries, working_set
 from .store.schema import rebuild_keyword_indexes
 from .store.writer import CommitHealth, describe
 

@@ -187,7 +187,7 @@ def test_an_event_whose_derivation_raises_is_stored_without_it_and_its_batch_com
     assert (name, session, key, size, event_id, stage, error) == (
         "PostToolUse", "s", "k-bad", 2, stored["k-bad"], "derive", "TypeError",
     )  # fmt: skip
-    assert reason.startswith("TypeError in apply (memd/continuity/tasks.py:")
+    assert reason.startswith("TypeError in apply (memd/store/tasks.py:")
     # Its row goes with the event (a forget, retention).
     conn.execute("DELETE FROM events WHERE id = ?", (stored["k-bad"],))
     assert _quarantine(conn) == []

@@ -262,7 +262,7 @@ class Doc(msgspec.Struct, frozen=True, kw_only=True):
     project: str | None
     meta: str = "{}"
     level: int = 0
-    """Graduation level (``memd.continuity.graduation``)."""
+    """Graduation level (``memd.capture.graduation``)."""
 
 
 def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:

@@ -64,7 +64,7 @@ __all__ = [
 DAY: Final = 86400.0
 KEPT_KINDS: Final = frozenset({"tool_error", "memory", "session_summary", "snapshot", "consolidated"})
 GRADUATED: Final = 2
-"""The graduation level from which a memory is kept whatever its age (``continuity.graduation``)."""
+"""The graduation level from which a memory is kept whatever its age (``capture.graduation``)."""
 LAST_RUN: Final = "retention.last_run"
 """The ``settings`` key holding when the last pass ran (Unix time): a restart does not re-run it."""
 SWITCH_AT_START_BYTES: Final = 128 * 1024 * 1024

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..cite import citation_id
-from ..continuity import tasks
+from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
     "APPEND_ONLY",
@@ -330,7 +330,7 @@ MIGRATIONS: Final = (
             SELECT RAISE(ABORT, 'events are append-only');
         END;
 
-        -- Derived from the task-state events (memd.continuity.tasks), in the transaction
+        -- Derived from the task-state events (memd.store.tasks), in the transaction
         -- that stores each one; `rebuild` replays them.
         CREATE TABLE tasks (
             id          INTEGER PRIMARY KEY,
@@ -366,7 +366,7 @@ MIGRATIONS: Final = (
             value       TEXT NOT NULL
         );
 
-        -- Graduation (memd.continuity.graduation): how a memory has been used, and the level
+        -- Graduation (memd.capture.graduation): how a memory has been used, and the level
         -- that earns it; kept up to date as uses are logged.
         ALTER TABLE citation_usage ADD COLUMN confidence REAL;
         CREATE TABLE memory_levels (
@@ -380,7 +380,7 @@ MIGRATIONS: Final = (
         CREATE INDEX memory_levels_by_level ON memory_levels(level);
 
         -- The working set: each project's salient recent events, kept on ingest
-        -- (memd.continuity.working_set); consolidation reads it.
+        -- (memd.store.working_set); consolidation reads it.
         CREATE TABLE working_set (
             event_id    INTEGER PRIMARY KEY,
             project_id  INTEGER,
@@ -410,7 +410,7 @@ MIGRATIONS: Final = (
             DELETE FROM consolidation_sources WHERE source_id = old.id;
         END;
         """,
-        then=tasks.rebuild,
+        then=rebuild_tasks_table,
     ),
     Migration(
         6,

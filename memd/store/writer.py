@@ -53,12 +53,13 @@ import structlog
 
 from ..capture import NewEvent
 from ..capture.events import LOGGED
+from ..capture.snapshot import plain, take
 from ..capture.summary import SummaryRow, summarize
 from ..cite import citation_id
-from ..continuity import tasks, working_set
-from ..continuity.snapshot import plain, session_rows, take
 from ..query import has_cjk
+from . import tasks, working_set
 from .schema import CITATION_ATTEMPTS
+from .state import session_rows
 
 __all__ = [
     "CommitHealth",
@@ -308,7 +309,7 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int |
 
 
 def refresh_snapshot(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
-    """Take the session's working state (``continuity.snapshot``) and store it as a derived event."""
+    """Take the session's working state (``capture.snapshot``) and store it as a derived event."""
     rows = session_rows(conn, session_id)
     if not rows:
         return
