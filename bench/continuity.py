@@ -115,9 +115,9 @@ from memd.privacy import Privacy
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.recall import _aspects, _not_a_question, _starting_material, memctl_command
 from memd.store import state, usage
+from memd.store.batch import write_batch
 from memd.store.state import session_rows
 from memd.store.tasks import open_tasks
-from memd.store.writer import write_batch
 from memd.tokens import estimate_tokens
 
 SESSIONS = 50

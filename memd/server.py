@@ -117,7 +117,7 @@ from .recall import NotFound, Recall
 from .retrieve.engine import Retriever
 from .store import EventError, Store, StoreError, open_store, outbox, queries, working_set
 from .store.schema import rebuild_keyword_indexes
-from .store.writer import CommitHealth, describe
+from .store.trouble import CommitHealth, describe
 
 __all__ = ["Daemon", "run"]
 

@@ -64,7 +64,9 @@ def groups(sources: Sequence[Source]) -> list[tuple[frozenset[int], tuple[str, .
     for source in sources:
         for topic in _topics(source):
             by_topic.setdefault(topic, set()).add(source.id)
-    found = [(frozenset(ids), (topic,)) for topic, ids in by_topic.items() if len(ids) >= MIN_GROUP]
+    found: list[tuple[frozenset[int], tuple[str, ...]]] = [
+        (frozenset(ids), (topic,)) for topic, ids in by_topic.items() if len(ids) >= MIN_GROUP
+    ]
     merged = True
     while merged:
         merged = False

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sqlite3
 
 from ..store import consolidations as table
-from ..store.writer import atomically, insert_derived
+from ..store.batch import atomically
+from ..store.events import insert_derived
 from .consolidate import MIN_GROUP, consolidate, groups, set_key
 
 __all__ = ["run"]

@@ -9,10 +9,12 @@ from contextlib import asynccontextmanager
 
 import aiosqlite
 
+from .events import Committed
 from .readers import Readers
 from .schema import migrate
+from .trouble import EventError, StoreError
 from .working_set import DEFAULT, Limits
-from .writer import Committed, EventError, StoreError, Writer
+from .writer import Writer
 
 __all__ = ["Committed", "EventError", "Readers", "Store", "StoreError", "Writer", "open_store"]
 

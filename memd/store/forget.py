@@ -38,9 +38,9 @@ from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from ..capture.events import DERIVED_KINDS, LOGGED
+from .events import refresh_snapshot, refresh_summary
 from .reclaim import immediate, zeroing
 from .tasks import rebuild_projects
-from .writer import refresh_snapshot, refresh_summary
 
 __all__ = [
     "BATCH",
@@ -198,7 +198,7 @@ def _task_sources(meta: str) -> set[int]:
         listed = json.loads(meta).get("tasks", [])
     except (ValueError, AttributeError):
         return set()
-    return {item.get("id") for item in listed if isinstance(item, dict)}
+    return {item["id"] for item in listed if isinstance(item, dict) and isinstance(item.get("id"), int)}
 
 
 def recompute_session(conn: sqlite3.Connection, session: str, now: float) -> list[int]:

@@ -95,7 +95,7 @@ def vacuum_step(conn: sqlite3.Connection, pages: int = VACUUM_PAGES) -> bool:
         return True
     with zeroing(conn):  # executescript steps the pragma to its end; execute would free a single page
         conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
-    return conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+    return int(conn.execute("PRAGMA freelist_count").fetchone()[0]) == 0
 
 
 def checkpoint_truncate(conn: sqlite3.Connection) -> bool:
@@ -103,4 +103,4 @@ def checkpoint_truncate(conn: sqlite3.Connection) -> bool:
     pages, and a passive checkpoint leaves them in the file.  False if a reader kept it
     from completing (the next forget or the writer's own checkpoints catch up)."""
     busy, _log, _copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return busy == 0
+    return int(busy) == 0

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..capture.events import DERIVED_KINDS
+from .events import count_redactions, refresh_snapshot, refresh_summary
 from .forget import record
 from .reclaim import immediate, zeroing
 from .schema import APPEND_ONLY
 from .tasks import rebuild_projects
-from .writer import count_redactions, refresh_snapshot, refresh_summary
 
 __all__ = ["Rewrite", "Rewritten", "Stored", "content_after", "rewrite"]
 

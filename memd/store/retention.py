@@ -176,7 +176,7 @@ def select(conn: sqlite3.Connection, policy: Policy, now: float, used_bytes: int
 
 def content_bytes(conn: sqlite3.Connection) -> int:
     """Stored bytes of every event (a full scan: only when over the size cap)."""
-    return conn.execute(f"SELECT coalesce(sum({_CONTENT}), 0) FROM events e").fetchone()[0]
+    return int(conn.execute(f"SELECT coalesce(sum({_CONTENT}), 0) FROM events e").fetchone()[0])
 
 
 def measure(conn: sqlite3.Connection, path: str) -> Size:

@@ -553,7 +553,7 @@ def rebuild_keyword_indexes(conn: sqlite3.Connection) -> int:
         conn.execute("INSERT INTO events_fts(events_fts) VALUES ('rebuild')")
         conn.execute("DELETE FROM events_cjk")
         conn.execute("INSERT INTO events_cjk(rowid, title, text) SELECT id, title, text FROM events WHERE cjk")
-        (rows,) = conn.execute("SELECT count(*) FROM events").fetchone()
+        rows = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
