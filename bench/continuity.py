@@ -106,18 +106,18 @@ from harness import Instance, isolated_daemon, markdown_table, parse_arguments, 
 
 from memd.capture import Capture, project_root
 from memd.capture.events import LOGGED
+from memd.capture.extract import aspects, is_substantive
 from memd.capture.privacy import Privacy
+from memd.capture.snapshot import take
 from memd.config import CaptureConfig, PrivacyConfig
 from memd.context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, continuation_lines, expand_hint, memory_block
-from memd.continuity import state
-from memd.continuity.extract import aspects, is_substantive
 from memd.continuity.score import continuity
-from memd.continuity.snapshot import session_rows, take
-from memd.continuity.tasks import open_tasks
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.recall import _aspects, _not_a_question, _starting_material, memctl_command
-from memd.store import usage
-from memd.store.writer import write_batch
+from memd.store import state, usage
+from memd.store.batch import write_batch
+from memd.store.state import session_rows
+from memd.store.tasks import open_tasks
 from memd.tokens import estimate_tokens
 
 SESSIONS = 50

@@ -59,9 +59,9 @@ from memd.capture import Capture, NewEvent, Skipped
 from memd.capture.privacy import Privacy
 from memd.config import CaptureConfig, EmbeddingConfig, PrivacyConfig
 from memd.protocol import Ingest
+from memd.store.batch import write_batch
 from memd.store.outbox import encode
 from memd.store.schema import MIGRATIONS, migrate
-from memd.store.writer import write_batch
 
 __all__ = [
     "GENERATOR_VERSION",

@@ -40,7 +40,7 @@ from harness import Instance, isolated_daemon, markdown_table
 from search import copy_corpus, ensure_database, log
 
 from memd.protocol import Collected, Forget, Forgotten, Gc, Reply
-from memd.store.forget import KEYWORD_INDEXES, MERGE_PAGES, merge_step
+from memd.store.reclaim import KEYWORD_INDEXES, MERGE_PAGES, merge_step
 from memd_client.rpc import Client
 
 TIMEOUT = 600.0

@@ -49,11 +49,11 @@ import memd.embed  # first of memd: fastembed/onnxruntime before usearch (the ot
 from memd.config import EmbeddingConfig, RetrievalConfig
 from memd.indexer import Indexer
 from memd.protocol import Ingest, Ingested, Search, SearchResults
-from memd.retrieve import lanes as L
+from memd.query import compile_query
 from memd.retrieve.engine import Retriever, _lexical_lanes
-from memd.retrieve.lanes import Filters, Frequencies
-from memd.retrieve.query import compile_query
+from memd.store import lanes as L
 from memd.store import open_store
+from memd.store.lanes import Filters, Frequencies
 from memd_client.paths import Paths
 
 CACHE = "/tmp/memd-bench-corpus"

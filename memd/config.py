@@ -25,7 +25,7 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     skip_tools = []             # tool names never stored (failures still are)
     notifications = "keep"      # keep (importance 1) | skip
 
-    [privacy]                   # removed before anything is stored (rules: memd/privacy.py)
+    [privacy]                   # removed before anything is stored (rules: memd/capture/privacy/)
     tags = ["xml", "bracket", "comment"]  # <private>, [private], <!-- private -->: any subset
     marker = "[PRIVATE]"        # what a private span becomes: "[PRIVATE]" | "[REDACTED]" | ""
     preserve_lines = false      # true: the replacement keeps the span's newlines

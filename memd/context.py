@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final, NamedTuple
 
+from .capture.snapshot import Snapshot
 from .cite import Quoted, label, render_quotes
-from .continuity.snapshot import Snapshot
 from .protocol import Detail, Entry, Hit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens

@@ -36,7 +36,6 @@ import structlog
 from memd_client.paths import Paths
 
 from .config import Config
-from .continuity import working_set
 from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
 from .server.accept import Server, listen
@@ -47,7 +46,7 @@ from .services.consolidator import Consolidator
 from .services.idle import IdleExit
 from .services.limits import connection_cap, raise_file_limit
 from .services.places import Places
-from .store import open_store
+from .store import open_store, working_set
 
 __all__ = ["run"]
 

@@ -36,9 +36,10 @@ from .capture.rescan import Content, Rescan
 from .config import RetentionConfig
 from .protocol import ExportedEvent, Import, Imported, Ingest, Restore
 from .store import Store
+from .store.batch import atomically
+from .store.events import refresh_snapshot, refresh_summary
 from .store.restore import restore
 from .store.retention import Policy, expired_on_arrival
-from .store.writer import atomically, refresh_snapshot, refresh_summary
 
 __all__ = ["Importer"]
 

@@ -60,29 +60,12 @@ from .protocol import (
 )
 from .retrieve import layers
 from .retrieve.engine import Retriever
-from .retrieve.lanes import find_project
 from .services import spool
 from .store import Store
-from .store.forget import (
-    BATCH,
-    KEYWORD_INDEXES,
-    MAX_MERGE_STEPS,
-    Plan,
-    QueryTerms,
-    batches,
-    by_query,
-    by_session,
-    by_time,
-    checkpoint_truncate,
-    document_matches,
-    forget,
-    merge_step,
-    plan,
-    query_terms,
-    record,
-    scratch_index,
-    vacuum_step,
-)
+from .store.forget import BATCH, Plan, batches, by_session, by_time, forget, plan, record
+from .store.forget_query import QueryTerms, by_query, document_matches, query_terms, scratch_index
+from .store.lanes import find_project
+from .store.reclaim import KEYWORD_INDEXES, MAX_MERGE_STEPS, checkpoint_truncate, merge_step, vacuum_step
 from .store.redact import Rewrite, Stored, content_after, rewrite
 
 __all__ = ["LIST_MAX", "Erased", "Lifecycle", "selector_of"]

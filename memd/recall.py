@@ -45,6 +45,8 @@ from typing import Final
 import msgspec
 
 from .capture import NewEvent
+from .capture.extract import aspects
+from .capture.snapshot import Snapshot
 from .cite import CITATION_RE, align
 from .config import Config
 from .context import (
@@ -60,11 +62,7 @@ from .context import (
     memory_block,
     timeline_text,
 )
-from .continuity import state, working_set
-from .continuity.extract import aspects
 from .continuity.score import continuity
-from .continuity.snapshot import Snapshot
-from .continuity.tasks import open_tasks
 from .protocol import (
     Continuation,
     ContinuationResult,
@@ -84,13 +82,14 @@ from .protocol import (
     Verification,
     Verify,
 )
+from .query import compile_query
 from .retrieve import layers
 from .retrieve.digest import HEAD_CHARS, summary
 from .retrieve.engine import Retriever
-from .retrieve.lanes import Filters, find_project
-from .retrieve.query import compile_query
 from .retrieve.smart import choose
-from .store import Store, queries, settings, usage
+from .store import Store, queries, settings, state, usage, working_set
+from .store.lanes import Filters, find_project
+from .store.tasks import open_tasks
 from .tokens import estimate_tokens
 
 __all__ = ["NotFound", "Recall"]

@@ -6,11 +6,12 @@ import sqlite3
 
 import pytest
 
-from memd.continuity.extract import aspects, decisions, entities, files, is_substantive, topics
+from memd.capture.extract import aspects, decisions, entities, files, is_substantive, topics
+from memd.capture.snapshot import Row, take
+from memd.capture.task_rules import canonical, change_of
 from memd.continuity.score import continuity, overlap
-from memd.continuity.snapshot import Row, take
-from memd.continuity.tasks import apply, canonical, change_of, open_tasks
 from memd.store.schema import migrate
+from memd.store.tasks import apply, open_tasks
 
 # --- extraction -------------------------------------------------------------------------------
 
@@ -213,7 +214,7 @@ def test_snapshot_of_a_session() -> None:
 
 
 def test_the_working_set_keeps_the_salient_recent_events(db: sqlite3.Connection) -> None:
-    from memd.continuity import working_set
+    from memd.store import working_set
 
     now = 1_000_000.0
     assert not working_set.admit(db, 1, 1, "s", "tool", 1, now, now, 24)  # a read: not salient
@@ -230,7 +231,8 @@ def test_the_working_set_keeps_the_salient_recent_events(db: sqlite3.Connection)
 
 
 def test_groups_merge_and_consolidation_confidence() -> None:
-    from memd.continuity.consolidate import Source, consolidate, groups, set_key
+    from memd.continuity.consolidate import consolidate, groups, set_key
+    from memd.store.consolidations import Source
 
     def source(n: int, text: str, files: tuple[str, ...] = ()) -> Source:
         return Source(n, f"C{n:05d}", "prompt", f"Prompt: {text[:20]}", text, files, n * 600.0)
@@ -253,7 +255,7 @@ def test_groups_merge_and_consolidation_confidence() -> None:
 
 
 def test_graduation_levels() -> None:
-    from memd.continuity.graduation import level
+    from memd.capture.graduation import level
 
     assert level(0, None, 0, 0) == 0
     assert level(1, 0.6, 1, 1) == 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memd.retrieve import lanes
-from memd.retrieve.lanes import Filters
-from memd.retrieve.query import compile_query
+from memd.query import compile_query
+from memd.store import lanes
+from memd.store.lanes import Filters
 from memd.store.schema import migrate
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd.retrieve.query import (
+from memd.query import (
     GLOSSARY,
     Query,
     compile_query,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.retrieve.query import compile_query
+from memd.query import compile_query
 from memd.retrieve.rank import (
     STALE_PENALTY,
     Matcher,

@@ -84,7 +84,7 @@ async def test_a_full_disk_fails_the_batch_and_the_writer_keeps_going(tmp_path) 
 
 def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from memd.cite import citation_id
-    from memd.store.writer import write_batch
+    from memd.store.batch import write_batch
 
     conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
     conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
@@ -167,7 +167,8 @@ def _quarantine(conn: sqlite3.Connection) -> list[tuple]:
 
 
 def test_an_event_whose_derivation_raises_is_stored_without_it_and_its_batch_commits(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memd.store.writer import Committed, write_batch
+    from memd.store.batch import write_batch
+    from memd.store.events import Committed
 
     conn = _connect(tmp_path)
     good = NewEvent(**{**_fields(event(0, "k-todo")), "kind": "task_state", "meta": _todo("write the tests")})
@@ -187,7 +188,7 @@ def test_an_event_whose_derivation_raises_is_stored_without_it_and_its_batch_com
     assert (name, session, key, size, event_id, stage, error) == (
         "PostToolUse", "s", "k-bad", 2, stored["k-bad"], "derive", "TypeError",
     )  # fmt: skip
-    assert reason.startswith("TypeError in apply (memd/continuity/tasks.py:")
+    assert reason.startswith("TypeError in apply (memd/store/tasks.py:")
     # Its row goes with the event (a forget, retention).
     conn.execute("DELETE FROM events WHERE id = ?", (stored["k-bad"],))
     assert _quarantine(conn) == []
@@ -196,22 +197,22 @@ def test_an_event_whose_derivation_raises_is_stored_without_it_and_its_batch_com
 def test_a_summary_that_raises_is_rolled_back_alone_and_says_no_content(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import structlog
 
-    from memd.store import writer
+    from memd.store import batch, events
 
     def broken(rows: object) -> object:
         raise ValueError("a message quoting the event: secret-words")
 
-    monkeypatch.setattr(writer, "summarize", broken)  # a summarizer bug on some session's data
+    monkeypatch.setattr(events, "summarize", broken)  # a summarizer bug on some session's data
     conn = _connect(tmp_path)
     stop = NewEvent(**{**_fields(event(1, "k-stop")), "event": "Stop", "kind": "assistant"})
     with structlog.testing.capture_logs() as logs:
-        results = writer.write_batch(conn, [(event(0), "/p"), (stop, "/p")], [], frozenset({"s"}))
-    assert [r.duplicate for r in results if isinstance(r, writer.Committed)] == [False, False]
+        results = batch.write_batch(conn, [(event(0), "/p"), (stop, "/p")], [], frozenset({"s"}))
+    assert [r.duplicate for r in results if isinstance(r, events.Committed)] == [False, False]
     assert {r[0] for r in conn.execute("SELECT idem_key FROM events")} >= {"k0", "k-stop"}
     assert conn.execute("SELECT count(*) FROM events WHERE kind = 'session_summary'").fetchone() == (0,)
     ((name, _, key, _, event_id, stage, error, reason),) = _quarantine(conn)
     assert (name, key, event_id, stage, error) == ("Stop", "k-stop", results[1].event_id, "summary", "ValueError")  # type: ignore[union-attr]
-    assert reason.startswith("ValueError in refresh_summary (memd/store/writer.py:")
+    assert reason.startswith("ValueError in refresh_summary (memd/store/events.py:")
     assert "secret" not in repr(_quarantine(conn)) and "secret" not in repr(logs)
     assert [entry["event"] for entry in logs] == ["event_quarantined"]
 

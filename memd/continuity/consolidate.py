@@ -21,26 +21,17 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Final, NamedTuple
 
+from ..capture.extract import topics
 from ..retrieve.digest import LONG_FORM
-from .extract import topics
+from ..store.consolidations import Source
 
-__all__ = ["Consolidated", "Source", "consolidate", "groups", "set_key"]
+__all__ = ["MIN_GROUP", "Consolidated", "consolidate", "groups", "set_key"]
 
 MIN_GROUP: Final = 3
 TOPICS_PER_EVENT: Final = 5
 KEY_POINTS: Final = 10
 POINT_CHARS: Final = 100
 _SENTENCE: Final = re.compile(r"(?<=[.!?\u3002])\s+|\n+")
-
-
-class Source(NamedTuple):
-    id: int
-    cite: str
-    kind: str
-    title: str
-    text: str
-    files: tuple[str, ...]
-    ts: float
 
 
 class Consolidated(NamedTuple):
@@ -73,7 +64,9 @@ def groups(sources: Sequence[Source]) -> list[tuple[frozenset[int], tuple[str, .
     for source in sources:
         for topic in _topics(source):
             by_topic.setdefault(topic, set()).add(source.id)
-    found = [(frozenset(ids), (topic,)) for topic, ids in by_topic.items() if len(ids) >= MIN_GROUP]
+    found: list[tuple[frozenset[int], tuple[str, ...]]] = [
+        (frozenset(ids), (topic,)) for topic, ids in by_topic.items() if len(ids) >= MIN_GROUP
+    ]
     merged = True
     while merged:
         merged = False

@@ -18,11 +18,10 @@ from ..capture.text import parse_meta
 from ..config import RetrievalConfig
 from ..indexer import Indexer
 from ..protocol import Hit, Search, SearchResults
-from ..store import Readers
-from . import lanes, layers
+from ..query import Query, compile_query
+from ..store import Readers, lanes, layers
+from ..store.lanes import Filters
 from .digest import detail_tokens, files_of, summary
-from .lanes import Filters
-from .query import Query, compile_query
 from .rank import Matcher, confidence, fuse, one_digest_per_session, penalty, score, snippet
 
 __all__ = ["Retriever"]

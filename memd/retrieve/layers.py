@@ -1,45 +1,37 @@
-"""Progressive retrieval over one read connection: resolve an id, the timeline around a
-memory (layer 2), its details (layer 3).  Layer 1, the index, is ``Retriever.search``.
+"""Progressive retrieval: resolve an id, the timeline around a memory (layer 2), its
+details (layer 3).  Layer 1, the index, is ``Retriever.search``.
 
 Every function here takes a plain ``sqlite3`` connection and runs in a reader thread
-(``Readers.run``), like the search lanes.
+(``Readers.run``), like the search lanes; the SQL is ``memd.store.layers``'s, this module
+turns its rows into the protocol's entries and details.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
-from ..capture.events import LOGGED
 from ..capture.text import parse_meta, strings
 from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
+from ..store.layers import EventRow, event_id_of_cite, event_rows, known_event, neighbour_cite, neighbours
 from .digest import files_of, preview
 
-__all__ = ["MAX_WINDOW", "cites", "details", "resolve", "resolve_all", "timeline"]
+__all__ = ["MAX_WINDOW", "details", "resolve", "resolve_all", "timeline"]
 
 MAX_WINDOW: Final = 50
 """Most events a timeline shows on either side of its target."""
-
-_EVENT = (
-    "SELECT e.id, c.cite, e.kind, e.tool, e.title, e.text, e.session_id, p.root, e.client_ts, e.importance, e.meta"
-    " FROM events e LEFT JOIN citations c ON c.event_id = e.id LEFT JOIN projects p ON p.id = e.project_id"
-)
 
 
 def resolve(conn: sqlite3.Connection, ref: str) -> int | None:
     """The event a reference names: a citation id in any of its forms, or an event id
     (``123``, ``#123``).  A 6-character reference is a citation id first."""
-    if (cite := parse(ref)) is not None:
-        row = conn.execute("SELECT event_id FROM citations WHERE cite = ?", (cite,)).fetchone()
-        if row:
-            return row[0]
+    if (cite := parse(ref)) is not None and (event_id := event_id_of_cite(conn, cite)) is not None:
+        return event_id
     number = ref.strip().removeprefix("#")
-    if number.isdigit() and len(number) < 19:
-        row = conn.execute("SELECT id FROM events WHERE id = ?", (int(number),)).fetchone()
-        if row:
-            return row[0]
+    if number.isdigit() and len(number) < 19 and known_event(conn, int(number)):
+        return int(number)
     return None
 
 
@@ -48,23 +40,14 @@ def resolve_all(conn: sqlite3.Connection, refs: Sequence[str]) -> list[int | Non
     return [resolve(conn, ref) for ref in refs]
 
 
-def cites(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, str]:
-    """The citation ids of events, by event id."""
-    if not event_ids:
-        return {}
-    marks = ",".join("?" * len(event_ids))
-    return dict(conn.execute(f"SELECT event_id, cite FROM citations WHERE event_id IN ({marks})", list(event_ids)))
-
-
-def _entry(row: tuple[Any, ...], target: bool = False) -> Entry:
-    event_id, cite, kind, tool, title, text, _session, _root, ts, _importance, _meta = row
+def _entry(row: EventRow, target: bool = False) -> Entry:
     return Entry(
-        id=event_id,
-        cite=cite or "",
-        kind=kind,
-        tool=tool,
-        client_ts=ts,
-        preview=preview(kind, title, text),
+        id=row.id,
+        cite=row.cite or "",
+        kind=row.kind,
+        tool=row.tool,
+        client_ts=row.client_ts,
+        preview=preview(row.kind, row.title, row.text),
         target=target,
     )
 
@@ -75,56 +58,40 @@ def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -
     Derived events (summary, snapshot) are left out around a target: they sit at their
     session's first position but describe all of it.
     """
-    row = conn.execute(_EVENT + " WHERE e.id = ?", (event_id,)).fetchone()
-    if row is None:
+    found = event_rows(conn, [event_id])
+    if not found:
         return None
+    row = found[0]
     target = _entry(row, target=True)
-    session = row[6]
-    if session is None:
+    if row.session_id is None:
         return TimelineResult(target=target, session_id=None, entries=[target])
     before, after = max(0, min(MAX_WINDOW, before)), max(0, min(MAX_WINDOW, after))
-    neighbours = f" WHERE e.session_id = ? AND e.{LOGGED} AND e.id {{}} ? ORDER BY e.id {{}} LIMIT ?"
-    earlier = conn.execute(_EVENT + neighbours.format("<", "DESC"), (session, event_id, before)).fetchall()
-    later = conn.execute(_EVENT + neighbours.format(">", "ASC"), (session, event_id, after)).fetchall()
-    entries = [_entry(r) for r in reversed(earlier)] + [target] + [_entry(r) for r in later]
-    return TimelineResult(target=target, session_id=session, entries=entries)
+    earlier, later = neighbours(conn, row.session_id, event_id, before, after)
+    entries = [_entry(r) for r in earlier] + [target] + [_entry(r) for r in later]
+    return TimelineResult(target=target, session_id=row.session_id, entries=entries)
 
 
 def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Detail]:
     """The full details of events (as stored: privacy filtering happened before), by id,
     with the citation ids of their neighbours in the session."""
-    if not event_ids:
-        return {}
-    marks = ",".join("?" * len(event_ids))
     found = {}
-    for row in conn.execute(_EVENT + f" WHERE e.id IN ({marks})", list(event_ids)):
-        event_id, cite, kind, tool, title, text, session, root, ts, importance, meta_json = row
-        meta = parse_meta(meta_json)
-        found[event_id] = Detail(
-            id=event_id,
-            cite=cite or "",
-            kind=kind,
-            tool=tool,
-            title=title,
-            text=text,
+    for row in event_rows(conn, event_ids):
+        meta = parse_meta(row.meta)
+        session = row.session_id
+        found[row.id] = Detail(
+            id=row.id,
+            cite=row.cite or "",
+            kind=row.kind,
+            tool=row.tool,
+            title=row.title,
+            text=row.text,
             session_id=session,
-            project=root,
-            client_ts=ts,
-            importance=importance,
+            project=row.root,
+            client_ts=row.client_ts,
+            importance=row.importance,
             files=files_of(meta),
-            tools=[tool] if tool else strings(meta.get("tools"))[:10],
-            previous=_neighbour(conn, session, event_id, "<", "DESC"),
-            next=_neighbour(conn, session, event_id, ">", "ASC"),
+            tools=[row.tool] if row.tool else strings(meta.get("tools"))[:10],
+            previous=neighbour_cite(conn, session, row.id, later=False) if session else None,
+            next=neighbour_cite(conn, session, row.id, later=True) if session else None,
         )
     return found
-
-
-def _neighbour(conn: sqlite3.Connection, session: str | None, event_id: int, op: str, order: str) -> str | None:
-    if session is None:
-        return None
-    row = conn.execute(
-        "SELECT c.cite FROM events e JOIN citations c ON c.event_id = e.id"
-        f" WHERE e.session_id = ? AND e.{LOGGED} AND e.id {op} ? ORDER BY e.id {order} LIMIT 1",
-        (session, event_id),
-    ).fetchone()
-    return row[0] if row else None

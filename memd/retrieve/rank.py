@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
-from .query import Query, has_cjk, stem
+from ..query import Query, has_cjk, stem
 
 __all__ = [
     "Evidence",
@@ -134,7 +134,7 @@ def confidence(coverage: float, similarity: float | None, factor: float = 1.0) -
     semantic = 0.0
     if similarity is not None:
         semantic = LEXICAL_WEIGHT * min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / SEMANTIC_SPAN))
-    return round((1 - (1 - lexical) * (1 - semantic)) * factor, 4)
+    return round(float((1 - (1 - lexical) * (1 - semantic)) * factor), 4)
 
 
 def score(

@@ -15,7 +15,8 @@ import anyio
 import structlog
 
 from ..config import EndlessConfig
-from ..store import StoreError, Writer, consolidations
+from ..continuity import consolidations
+from ..store import StoreError, Writer
 
 __all__ = ["Consolidator"]
 

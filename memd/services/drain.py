@@ -19,7 +19,7 @@ import structlog
 
 from ..protocol import BadRequest, Error, Ingest, Ingested, ProtocolError, Reply, VersionMismatch, decode_request
 from ..store import Writer
-from ..store.writer import describe
+from ..store.trouble import describe
 from . import spool
 
 __all__ = ["SPOOL_PARALLEL", "SpoolDrain"]

@@ -22,7 +22,7 @@ from ..protocol import (
 )
 from ..recall import Recall
 from ..store import Store, outbox, queries
-from ..store.writer import CommitHealth
+from ..store.trouble import CommitHealth
 from . import spool
 from .activity import Activity
 from .ingest import Ingester

@@ -9,10 +9,12 @@ from contextlib import asynccontextmanager
 
 import aiosqlite
 
-from ..continuity import working_set
+from .events import Committed
 from .readers import Readers
 from .schema import migrate
-from .writer import Committed, EventError, StoreError, Writer
+from .trouble import EventError, StoreError
+from .working_set import DEFAULT, Limits
+from .writer import Writer
 
 __all__ = ["Committed", "EventError", "Readers", "Store", "StoreError", "Writer", "open_store"]
 
@@ -52,7 +54,7 @@ def _connect_writer(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
 
 @asynccontextmanager
 async def open_store(
-    path: str, *, busy_timeout_ms: int = 5000, batch_max: int = 256, working: working_set.Limits = working_set.DEFAULT
+    path: str, *, busy_timeout_ms: int = 5000, batch_max: int = 256, working: Limits = DEFAULT
 ) -> AsyncIterator[Store]:
     """Open (creating and migrating if needed) the database at ``path``.
 

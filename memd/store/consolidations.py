@@ -1,19 +1,39 @@
-"""Consolidation over the database: the working set's new events in, consolidated memories
-out (events of kind ``consolidated``, searchable and citable), in one transaction."""
+"""Consolidation's tables: the working-set events no consolidation took yet, and the record
+of each consolidated memory (``consolidations``, ``consolidation_sources``).  The grouping
+and the memory itself are ``continuity/consolidate.py``'s; ``continuity/consolidations.py``
+runs one pass on the writer's thread."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..capture.text import parse_meta, strings
-from ..continuity.consolidate import Source, consolidate, groups, set_key
-from .writer import insert_derived
 
-__all__ = ["run"]
+__all__ = ["Source", "candidates", "is_consolidated", "record", "working_set_projects"]
 
 
-def _candidates(conn: sqlite3.Connection, project_id: int) -> list[Source]:
-    """The project's working-set events that no consolidation has taken yet."""
+class Source(NamedTuple):
+    """A working-set event as consolidation reads it."""
+
+    id: int
+    cite: str
+    kind: str
+    title: str
+    text: str
+    """The head of the text (2,000 characters)."""
+    files: tuple[str, ...]
+    ts: float
+
+
+def working_set_projects(conn: sqlite3.Connection) -> list[int]:
+    """The projects with a working set."""
+    return [row[0] for row in conn.execute("SELECT DISTINCT project_id FROM working_set") if row[0]]
+
+
+def candidates(conn: sqlite3.Connection, project_id: int) -> list[Source]:
+    """The project's working-set events that no consolidation has taken yet, oldest first."""
     return [
         Source(r[0], r[1], r[2], r[3], r[4], tuple(strings(parse_meta(r[5]).get("files"))), r[6])
         for r in conn.execute(
@@ -26,43 +46,20 @@ def _candidates(conn: sqlite3.Connection, project_id: int) -> list[Source]:
     ]
 
 
-def run(conn: sqlite3.Connection, now: float) -> int:
-    """Consolidate every project's working set (one transaction); return the memories made."""
-    conn.execute("BEGIN IMMEDIATE")
-    made = 0
-    try:
-        projects = [row[0] for row in conn.execute("SELECT DISTINCT project_id FROM working_set") if row[0]]
-        for project_id in projects:
-            sources = {source.id: source for source in _candidates(conn, project_id)}
-            taken: set[int] = set()
-            for ids, topics in groups(list(sources.values())):
-                members = [sources[i] for i in sorted(ids - taken)]
-                key = set_key([m.id for m in members])
-                if (
-                    len(members) < 3
-                    or conn.execute("SELECT 1 FROM consolidations WHERE set_key = ?", (key,)).fetchone()
-                ):
-                    continue
-                memory = consolidate(members, topics)
-                meta = {"sources": list(memory.sources), "topics": list(memory.topics), "files": list(memory.files),
-                        "confidence": memory.confidence}  # fmt: skip
-                event_id = insert_derived(
-                    conn, f"consolidated:{key}", None, project_id, "consolidated", memory.title, memory.text, meta, 2,
-                    max(m.ts for m in members), now,
-                )  # fmt: skip
-                conn.execute(
-                    "INSERT INTO consolidations (event_id, set_key, confidence, created_at) VALUES (?, ?, ?, ?)",
-                    (event_id, key, memory.confidence, now),
-                )
-                conn.executemany(
-                    "INSERT INTO consolidation_sources (source_id, consolidation_id) VALUES (?, ?)",
-                    [(source, event_id) for source in memory.sources],
-                )
-                taken.update(memory.sources)
-                made += 1
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return made
+def is_consolidated(conn: sqlite3.Connection, set_key: str) -> bool:
+    """Whether this set of events (``consolidate.set_key``) was consolidated before."""
+    return conn.execute("SELECT 1 FROM consolidations WHERE set_key = ?", (set_key,)).fetchone() is not None
+
+
+def record(
+    conn: sqlite3.Connection, event_id: int, set_key: str, confidence: float, sources: Sequence[int], now: float
+) -> None:
+    """Record that the memory ``event_id`` consolidates ``sources``."""
+    conn.execute(
+        "INSERT INTO consolidations (event_id, set_key, confidence, created_at) VALUES (?, ?, ?, ?)",
+        (event_id, set_key, confidence, now),
+    )
+    conn.executemany(
+        "INSERT INTO consolidation_sources (source_id, consolidation_id) VALUES (?, ?)",
+        [(source, event_id) for source in sources],
+    )

@@ -2,7 +2,7 @@
 
 **Which events.**  A forget names its events by one selector: ``ids`` (citation or event
 ids, ``memd.retrieve.layers.resolve``), ``session`` (every event of one session),
-``before`` (every event dated before a time) or ``query`` (``by_query``: every event that
+``before`` (every event dated before a time) or ``query`` (``forget_query.by_query``: every event that
 holds every word of the query, or the whole query verbatim); retention
 (``memd.store.retention``) chooses its own.  ``plan`` says what a set of events takes
 with it, for a dry run to show.
@@ -16,7 +16,7 @@ transaction:
 - a consolidated memory that sums up a forgotten event is deleted with it: its text is
   its sources' text, so keeping it would keep what was to be forgotten;
 - the task lists of a project that lost a task-state event are replayed from the ones
-  left (``rebuild_tasks``);
+  left (``tasks.rebuild_projects``);
 - each session that lost an event gets its summary and snapshot recomputed from what is
   left (or loses them, and its row, when nothing is), and so does every session whose
   snapshot lists a task of a forgotten event (snapshots carry the project's open tasks);
@@ -25,19 +25,7 @@ transaction:
 
 ``record`` writes the audit row (when, which selector kind, how many: never what).
 
-**Bytes gone from the file.**  ``PRAGMA secure_delete`` zeroes what a delete frees, but
-three places still hold the text afterwards:
-
-- the FTS5 indexes: a delete only appends a tombstone segment, and the terms stay in the
-  old segments until those are merged.  ``merge_step`` merges each index into one segment
-  in bounded steps (FTS5's ``merge`` command, ``MERGE_PAGES`` pages a step, each its own
-  transaction, so hooks are served between steps).  That rewrites the whole index: about
-  0.7-1.4 s for the keyword index at 100k events here, in steps of ~0.1 s; ``optimize``
-  does the same work in one blocking statement (0.75 s);
-- free pages: zeroed by ``secure_delete``; with ``auto_vacuum = INCREMENTAL``
-  (``memd.store.retention``) ``vacuum_step`` gives them back to the file system;
-- the WAL: it holds the old pages until a checkpoint, and its frames stay in the file
-  after one, so ``checkpoint_truncate`` empties it.
+**Bytes gone from the file**: ``reclaim.py``.  The query selector: ``forget_query.py``.
 
 These run on the writer's connection (``Writer.call``).
 """
@@ -45,45 +33,27 @@ These run on the writer's connection (``Writer.call``).
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from ..capture.events import DERIVED_KINDS, LOGGED
-from ..capture.text import has_cjk
-from ..continuity import tasks
-from ..retrieve.query import tokens
-from .schema import TOKENIZER
-from .writer import refresh_snapshot, refresh_summary
+from .events import refresh_snapshot, refresh_summary
+from .reclaim import immediate, zeroing
+from .tasks import rebuild_projects
 
 __all__ = [
     "BATCH",
-    "KEYWORD_INDEXES",
-    "MERGE_PAGES",
     "SELECTORS",
-    "VACUUM_PAGES",
     "Deleted",
     "Plan",
-    "QueryTerms",
     "batches",
-    "by_query",
     "by_session",
     "by_time",
-    "checkpoint_truncate",
-    "document_matches",
     "forget",
-    "immediate",
-    "merge_step",
     "plan",
-    "query_terms",
-    "rebuild_tasks",
     "recompute_session",
     "record",
-    "scratch_index",
-    "vacuum_step",
-    "zeroing",
 ]
 
 SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan")
@@ -94,17 +64,6 @@ BATCH: Final = 200
 100k events here, mostly recomputing the sessions that lost events (2,000 took up to 1.9 s).
 The task-state events all go in one last transaction, which replays the task lists of their
 projects: seconds, at 100k events with thousands of tasks a project."""
-MERGE_PAGES: Final = 1000
-"""Pages one FTS5 merge step writes: ~0.1 s at 100k events here (2,000: 0.15 s, 0.47 s with a
-cold cache), for the same total."""
-VACUUM_PAGES: Final = 8192
-"""Free pages one incremental-vacuum step gives back (32 MB; ~0.25 s here)."""
-MAX_MERGE_STEPS: Final = 100_000
-"""A merge step that never reports done (it always does) still ends."""
-KEYWORD_INDEXES: Final = ("events_fts", "events_cjk")
-MAX_QUERY_WORDS: Final = 32
-MIN_VERBATIM: Final = 3
-"""Shortest query also looked for verbatim in the stored records."""
 
 
 def _json(ids: Iterable[int]) -> str:
@@ -128,104 +87,6 @@ def by_time(conn: sqlite3.Connection, before: float, project_id: int | None) -> 
     where = " AND project_id = ?" if project_id is not None else ""
     args = (before, project_id) if project_id is not None else (before,)
     return [row[0] for row in conn.execute(f"SELECT id FROM events WHERE client_ts < ?{where} ORDER BY id", args)]
-
-
-class QueryTerms(NamedTuple):
-    """What ``--query`` looks for: every word, and the whole text verbatim."""
-
-    words: tuple[str, ...]
-    """The words as the indexes see them (NFKC, casefolded), none dropped: a forget never
-    widens silently.  Words with CJK characters are matched as substrings (Korean words
-    carry particles), the others as words of the keyword index, stemmed as search stems
-    them (``token`` also forgets ``tokens``)."""
-    phrase: str
-    """The query as typed, looked for in each event's stored record (payload and meta),
-    whole-word and case-insensitively: a secret in the part of a tool's output the index
-    does not hold (Read keeps only a file's head as searchable text) goes too."""
-
-
-def query_terms(text: str) -> QueryTerms:
-    words = tuple(dict.fromkeys(tokens(text)))[:MAX_QUERY_WORDS]
-    phrase = text.strip()
-    return QueryTerms(words, phrase if len(phrase) >= MIN_VERBATIM else "")
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _word_select(word: str) -> tuple[str, list[object]]:
-    """SQL for the events holding ``word``, and its arguments."""
-    if not has_cjk(word):
-        return "SELECT rowid FROM events_fts WHERE events_fts MATCH ?", [_quote(word)]
-    if len(word) >= 3:  # the trigram index finds substrings of three characters or more
-        return "SELECT rowid FROM events_cjk WHERE events_cjk MATCH ?", [_quote(word)]
-    pattern = f"%{_escape_like(word)}%"
-    return "SELECT rowid FROM events_cjk WHERE title LIKE ? ESCAPE '\\' OR text LIKE ? ESCAPE '\\'", [pattern, pattern]
-
-
-def _verbatim(phrase: str) -> re.Pattern[str]:
-    """``phrase`` as it is written inside a JSON string, as a whole word, in any case."""
-    escaped = re.escape(json.dumps(phrase, ensure_ascii=False)[1:-1])
-    before = r"(?<!\w)" if re.match(r"\w", phrase) else ""
-    after = r"(?!\w)" if re.search(r"\w$", phrase) else ""
-    return re.compile(before + escaped + after, re.IGNORECASE)
-
-
-def by_query(conn: sqlite3.Connection, terms: QueryTerms, project_id: int | None) -> list[int]:
-    """The events of one project (or all: None) that hold every word of ``terms``, or its
-    phrase verbatim in their stored record.  Never a vector neighbour: a forget deletes
-    what it can show to hold the words."""
-    scope, scope_args = (" AND project_id = ?", [project_id]) if project_id is not None else ("", [])
-    found: set[int] = set()
-    if terms.words:
-        selects = [_word_select(word) for word in terms.words]
-        every = " INTERSECT ".join(sql for sql, _ in selects)
-        args = [arg for _, word_args in selects for arg in word_args]
-        found.update(row[0] for row in conn.execute(f"SELECT id FROM events WHERE id IN ({every}){scope}",
-                                                    [*args, *scope_args]))  # fmt: skip
-    if terms.phrase:
-        pattern = _verbatim(terms.phrase)
-        like = f"%{_escape_like(json.dumps(terms.phrase, ensure_ascii=False)[1:-1])}%"
-        for event_id, payload, meta in conn.execute(
-            "SELECT id, payload, meta FROM events WHERE (payload LIKE ? ESCAPE '\\' OR meta LIKE ? ESCAPE '\\')"
-            + scope,
-            [like, like, *scope_args],
-        ):
-            if pattern.search(payload) or pattern.search(meta):
-                found.add(event_id)
-    return sorted(found)
-
-
-def document_matches(scratch: sqlite3.Connection, terms: QueryTerms, title: str, text: str, record: str) -> bool:
-    """``by_query``'s test for one event outside the database (a spooled frame, as capture
-    would store it).  ``scratch`` is an in-memory connection (``scratch_index``): its FTS5
-    table tokenizes and stems like the keyword index."""
-    if terms.phrase and _verbatim(terms.phrase).search(record):
-        return True
-    if not terms.words:
-        return False
-    folded = f"{title}\n{text}".casefold()
-    scratch.execute("DELETE FROM doc")
-    scratch.execute("INSERT INTO doc (rowid, title, text) VALUES (1, ?, ?)", (title, text))
-    for word in terms.words:
-        if has_cjk(word):
-            if word not in folded:
-                return False
-        elif not scratch.execute("SELECT 1 FROM doc WHERE doc MATCH ?", (_quote(word),)).fetchone():
-            return False
-    return True
-
-
-def scratch_index() -> sqlite3.Connection:
-    """An in-memory table tokenized like ``events_fts``, for ``document_matches``."""
-    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    conn.execute(f"CREATE VIRTUAL TABLE doc USING fts5(title, text, tokenize='{TOKENIZER}')")
-    return conn
 
 
 # --- what goes ----------------------------------------------------------------------------
@@ -291,31 +152,6 @@ class Deleted(NamedTuple):
     """The usearch keys of the vectors deleted."""
 
 
-@contextmanager
-def zeroing(conn: sqlite3.Connection) -> Iterator[None]:
-    """``secure_delete`` on (what is freed is overwritten with zeros), then as it was: some
-    SQLite builds (Debian's) have it on for every connection, and it must stay so there."""
-    (previous,) = conn.execute("PRAGMA secure_delete").fetchone()
-    conn.execute("PRAGMA secure_delete = ON")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA secure_delete = {int(previous)}")
-
-
-@contextmanager
-def immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """One ``BEGIN IMMEDIATE`` transaction: committed, or rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
 def forget(conn: sqlite3.Connection, event_ids: Sequence[int], now: float) -> Deleted:
     """Delete ``event_ids`` and everything that repeats them (module docstring), in one transaction."""
     with zeroing(conn), immediate(conn):
@@ -339,32 +175,11 @@ def _delete(conn: sqlite3.Connection, planned: Plan, now: float) -> Deleted:
     conn.executemany("UPDATE sessions SET events = max(0, events - ?) WHERE id = ?", [(n, s) for s, n in lost])
     sessions = set(planned.sessions)
     if task_projects:
-        rebuild_tasks(conn, task_projects)
+        rebuild_projects(conn, task_projects)
         sessions |= _sessions_listing(conn, set(planned.task_events), task_projects)
     for session in sorted(sessions):
         keys += recompute_session(conn, session, now)
     return Deleted(len(planned.events), len(planned.derived), len(sessions), keys)
-
-
-def rebuild_tasks(conn: sqlite3.Connection, project_ids: Iterable[int | None]) -> None:
-    """Replay the task lists of these projects from their task-state events (inside the
-    caller's transaction).  ``tasks.rebuild`` replays every project; a task belongs to one
-    project, so replaying only those that lost an event gives the same tables for less."""
-    for project_id in project_ids:
-        conn.execute("DELETE FROM task_history WHERE task_id IN (SELECT id FROM tasks WHERE project_id IS ?)",
-                     (project_id,))  # fmt: skip
-        conn.execute("DELETE FROM tasks WHERE project_id IS ?", (project_id,))
-        for event_id, session, meta, at in conn.execute(
-            "SELECT id, session_id, meta, client_ts FROM events WHERE kind = 'task_state' AND project_id IS ?"
-            " ORDER BY id",
-            (project_id,),
-        ).fetchall():
-            try:
-                parsed = json.loads(meta)
-            except ValueError:
-                continue
-            if isinstance(parsed, dict):
-                tasks.apply(conn, event_id, project_id, session, parsed, at)
 
 
 def _sessions_listing(conn: sqlite3.Connection, task_events: set[int], project_ids: set[int | None]) -> set[str]:
@@ -383,7 +198,7 @@ def _task_sources(meta: str) -> set[int]:
         listed = json.loads(meta).get("tasks", [])
     except (ValueError, AttributeError):
         return set()
-    return {item.get("id") for item in listed if isinstance(item, dict)}
+    return {item["id"] for item in listed if isinstance(item, dict) and isinstance(item.get("id"), int)}
 
 
 def recompute_session(conn: sqlite3.Connection, session: str, now: float) -> list[int]:
@@ -413,40 +228,3 @@ def record(conn: sqlite3.Connection, selector: str, events: int, derived: int, n
         "INSERT INTO forget_log (at, selector, events, derived) VALUES (?, ?, ?, ?)",
         (now, selector, events, derived),
     )
-
-
-# --- the bytes ----------------------------------------------------------------------------
-
-
-def merge_step(conn: sqlite3.Connection, table: str, first: bool) -> bool:
-    """One bounded step of merging ``table``'s FTS5 index into a single segment, so that the
-    terms of deleted rows leave the file; True once there is nothing left to merge.
-
-    The first step passes a negative page count (FTS5: put every segment on one level and
-    merge them whatever their number), the next ones a positive one (carry on with that
-    merge even if new segments arrive meanwhile), until a step changes nothing."""
-    if table not in KEYWORD_INDEXES:
-        raise ValueError(f"not a keyword index: {table!r}")
-    pages = -MERGE_PAGES if first else MERGE_PAGES
-    before = conn.total_changes
-    with zeroing(conn), immediate(conn):  # the old segments' pages are zeroed as they are freed
-        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (pages,))
-    return conn.total_changes - before < 2
-
-
-def vacuum_step(conn: sqlite3.Connection, pages: int = VACUUM_PAGES) -> bool:
-    """Give up to ``pages`` free pages back to the file system (``auto_vacuum = INCREMENTAL``
-    only; otherwise the file keeps them, zeroed); True once none is left to give."""
-    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
-        return True
-    with zeroing(conn):  # executescript steps the pragma to its end; execute would free a single page
-        conn.executescript(f"PRAGMA incremental_vacuum({int(pages)});")
-    return conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
-
-
-def checkpoint_truncate(conn: sqlite3.Connection) -> bool:
-    """Copy the WAL into the database and truncate it to nothing: its frames hold the old
-    pages, and a passive checkpoint leaves them in the file.  False if a reader kept it
-    from completing (the next forget or the writer's own checkpoints catch up)."""
-    busy, _log, _copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return busy == 0

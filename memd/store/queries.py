@@ -55,7 +55,7 @@ async def redaction_totals(conn: aiosqlite.Connection) -> dict[str, int]:
     rows = await conn.execute_fetchall(
         "SELECT name, total FROM redaction_totals WHERE name != ? ORDER BY name", (REPAIR_COUNTER,)
     )
-    return dict(rows)
+    return {str(name): int(total) for name, total in rows}
 
 
 async def lone_surrogate_events(conn: aiosqlite.Connection) -> int:
@@ -180,7 +180,7 @@ async def history(
             client_ts=r[10],
             cite=r[11] or "",
         )
-        for r in reversed(rows)
+        for r in reversed(list(rows))
     ]
 
 

@@ -28,9 +28,11 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..capture.events import DERIVED_KINDS
-from .forget import immediate, rebuild_tasks, record, zeroing
+from .events import count_redactions, refresh_snapshot, refresh_summary
+from .forget import record
+from .reclaim import immediate, zeroing
 from .schema import APPEND_ONLY
-from .writer import count_redactions, refresh_snapshot, refresh_summary
+from .tasks import rebuild_projects
 
 __all__ = ["Rewrite", "Rewritten", "Stored", "content_after", "rewrite"]
 
@@ -110,7 +112,7 @@ def rewrite(conn: sqlite3.Connection, batch: Sequence[Rewrite], now: float) -> R
                 task_projects.add(old.project_id)
         conn.execute(APPEND_ONLY)
         if task_projects:
-            rebuild_tasks(conn, task_projects)
+            rebuild_projects(conn, task_projects)
         for session in sorted(sessions):
             keys += _refresh(conn, session, now)
         count_redactions(conn, counts)

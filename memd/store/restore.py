@@ -16,7 +16,7 @@ import sqlite3
 from ..capture import NewEvent
 from ..capture.events import DERIVED_KINDS
 from ..protocol import ExportedEvent
-from .writer import _insert, _project_id, count_redactions, insert_derived
+from .events import count_redactions, insert_derived, insert_event, project_id_of
 
 __all__ = ["restore"]
 
@@ -29,7 +29,7 @@ def restore(
     count_redactions(conn, redactions)
     stored = duplicates = kept = 0
     for row in rows:
-        project_id = _project_id(conn, row.project, now) if row.project else None
+        project_id = project_id_of(conn, row.project, now) if row.project else None
         if row.kind in DERIVED_KINDS:  # a summary, snapshot or consolidation: not counted in its session
             if conn.execute("SELECT 1 FROM events WHERE idem_key = ?", (row.idem_key,)).fetchone():
                 duplicates += 1  # this instance's own is as new or newer: keep it
@@ -50,7 +50,7 @@ def restore(
             importance=row.importance, client_ts=row.client_ts, received_at=row.received_at,
             size=len(row.payload or meta), truncated=False,
         )  # fmt: skip
-        committed = _insert(conn, event, project_id)
+        committed = insert_event(conn, event, project_id)
         if committed.duplicate:
             duplicates += 1
             continue

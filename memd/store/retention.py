@@ -64,7 +64,7 @@ __all__ = [
 DAY: Final = 86400.0
 KEPT_KINDS: Final = frozenset({"tool_error", "memory", "session_summary", "snapshot", "consolidated"})
 GRADUATED: Final = 2
-"""The graduation level from which a memory is kept whatever its age (``continuity.graduation``)."""
+"""The graduation level from which a memory is kept whatever its age (``capture.graduation``)."""
 LAST_RUN: Final = "retention.last_run"
 """The ``settings`` key holding when the last pass ran (Unix time): a restart does not re-run it."""
 SWITCH_AT_START_BYTES: Final = 128 * 1024 * 1024
@@ -176,7 +176,7 @@ def select(conn: sqlite3.Connection, policy: Policy, now: float, used_bytes: int
 
 def content_bytes(conn: sqlite3.Connection) -> int:
     """Stored bytes of every event (a full scan: only when over the size cap)."""
-    return conn.execute(f"SELECT coalesce(sum({_CONTENT}), 0) FROM events e").fetchone()[0]
+    return int(conn.execute(f"SELECT coalesce(sum({_CONTENT}), 0) FROM events e").fetchone()[0])
 
 
 def measure(conn: sqlite3.Connection, path: str) -> Size:

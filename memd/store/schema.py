@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..cite import citation_id
-from ..continuity import tasks
+from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
     "APPEND_ONLY",
@@ -37,7 +37,7 @@ TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 """The keyword index's tokenizer: English stems over Unicode words."""
 CJK_GLOB: Final = "*[ㄱ-ㆎ가-힣ぁ-ヿ一-鿿]*"
 """GLOB pattern of text with Hangul (jamo, syllables), kana or CJK ideographs, for rows
-stored before the ``cjk`` column; ``memd.retrieve.query.has_cjk`` decides for new ones."""
+stored before the ``cjk`` column; ``memd.query.has_cjk`` decides for new ones."""
 
 
 APPEND_ONLY: Final = """
@@ -212,7 +212,7 @@ MIGRATIONS: Final = (
 
         -- Trigrams find substrings: Korean words carry particles ('검색을') that a word index
         -- never splits off.  Trigrams cost ~4x the word index, so only rows with CJK text get
-        -- them: `cjk`, set by the writer (memd.retrieve.query.has_cjk; a GLOB per insert cost
+        -- them: `cjk`, set by the writer (memd.query.has_cjk; a GLOB per insert cost
         -- ~0.2 ms on 4 KB).  Here it is set once for the rows already stored.
         ALTER TABLE events ADD COLUMN cjk INTEGER NOT NULL DEFAULT 0;
         DROP TRIGGER events_append_only;
@@ -330,7 +330,7 @@ MIGRATIONS: Final = (
             SELECT RAISE(ABORT, 'events are append-only');
         END;
 
-        -- Derived from the task-state events (memd.continuity.tasks), in the transaction
+        -- Derived from the task-state events (memd.store.tasks), in the transaction
         -- that stores each one; `rebuild` replays them.
         CREATE TABLE tasks (
             id          INTEGER PRIMARY KEY,
@@ -366,7 +366,7 @@ MIGRATIONS: Final = (
             value       TEXT NOT NULL
         );
 
-        -- Graduation (memd.continuity.graduation): how a memory has been used, and the level
+        -- Graduation (memd.capture.graduation): how a memory has been used, and the level
         -- that earns it; kept up to date as uses are logged.
         ALTER TABLE citation_usage ADD COLUMN confidence REAL;
         CREATE TABLE memory_levels (
@@ -380,7 +380,7 @@ MIGRATIONS: Final = (
         CREATE INDEX memory_levels_by_level ON memory_levels(level);
 
         -- The working set: each project's salient recent events, kept on ingest
-        -- (memd.continuity.working_set); consolidation reads it.
+        -- (memd.store.working_set); consolidation reads it.
         CREATE TABLE working_set (
             event_id    INTEGER PRIMARY KEY,
             project_id  INTEGER,
@@ -410,7 +410,7 @@ MIGRATIONS: Final = (
             DELETE FROM consolidation_sources WHERE source_id = old.id;
         END;
         """,
-        then=tasks.rebuild,
+        then=rebuild_tasks_table,
     ),
     Migration(
         6,
@@ -553,7 +553,7 @@ def rebuild_keyword_indexes(conn: sqlite3.Connection) -> int:
         conn.execute("INSERT INTO events_fts(events_fts) VALUES ('rebuild')")
         conn.execute("DELETE FROM events_cjk")
         conn.execute("INSERT INTO events_cjk(rowid, title, text) SELECT id, title, text FROM events WHERE cjk")
-        (rows,) = conn.execute("SELECT count(*) FROM events").fetchone()
+        rows = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

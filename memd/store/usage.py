@@ -6,7 +6,8 @@
 
 Rows carry ids, a session and a time, never content.  They answer "what did this
 session already get" (so a prompt never re-injects it) and "which memories are used"
-(``memctl stats``; graduation builds on it later).
+(``memctl stats``), and each use counts toward the memory's graduation level
+(``capture/graduation.py``), kept in ``memory_levels``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from ..capture.events import DERIVED_KINDS
-from ..continuity import graduation
+from ..capture.graduation import THRESHOLDS, level
 from ..protocol import Cited
 
-__all__ = ["HOW", "injected", "levels", "most_cited", "record", "totals"]
+__all__ = ["HOW", "count_use", "injected", "levels", "most_cited", "record", "totals"]
 
 HOW: Final = ("injected", "resolved", "expanded")
 
@@ -46,7 +47,7 @@ def record(
         for event_id, used_with in uses:
             # An id may name an event deleted since it was read: such a use is not kept.
             if conn.execute("SELECT 1 FROM events WHERE id = ?", (event_id,)).fetchone():
-                graduation.count_use(conn, event_id, session, used_with, now)
+                count_use(conn, event_id, session, used_with, now)
                 conn.execute(
                     "INSERT INTO citation_usage (event_id, session_id, used_at, how, confidence)"
                     " VALUES (?, ?, ?, ?, ?)",
@@ -58,6 +59,34 @@ def record(
             conn.execute("ROLLBACK")
         raise
     return len(uses)
+
+
+def count_use(
+    conn: sqlite3.Connection, event_id: int, session: str | None, confidence: float | None, now: float
+) -> None:
+    """Add one use to a memory's metrics and level (inside the caller's transaction, before the
+    use itself is logged: whether its session is new is read from the log)."""
+    new_session = (
+        session is not None
+        and not conn.execute(
+            "SELECT 1 FROM citation_usage WHERE event_id = ? AND session_id = ? LIMIT 1", (event_id, session)
+        ).fetchone()
+    )
+    row = conn.execute(
+        "SELECT accesses, best_confidence, sessions FROM memory_levels WHERE event_id = ?", (event_id,)
+    ).fetchone()
+    accesses, best, sessions = row if row else (0, None, 0)
+    accesses += 1
+    sessions += new_session
+    if confidence is not None:
+        best = confidence if best is None else max(best, confidence)
+    conn.execute(
+        "INSERT INTO memory_levels (event_id, level, accesses, best_confidence, sessions, last_access)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO UPDATE SET level = excluded.level,"
+        " accesses = excluded.accesses, best_confidence = excluded.best_confidence,"
+        " sessions = excluded.sessions, last_access = excluded.last_access",
+        (event_id, level(accesses, best, max(sessions, 1), 0.0), accesses, best, sessions, now),
+    )
 
 
 def injected(conn: sqlite3.Connection, session: str) -> set[int]:
@@ -116,5 +145,5 @@ def levels(conn: sqlite3.Connection) -> dict[str, int]:
     # the time of testing every row's kind in SQL (~9 vs ~19 ms at 100k events).
     per_kind = conn.execute("SELECT kind, count(*) FROM events GROUP BY kind")
     events = sum(n for kind, n in per_kind if kind not in DERIVED_KINDS)
-    graduated = {f"L{n}": counts.get(n, 0) for n in range(1, len(graduation.THRESHOLDS) + 1)}
+    graduated = {f"L{n}": counts.get(n, 0) for n in range(1, len(THRESHOLDS) + 1)}
     return {"L0": events - sum(graduated.values()), **graduated}

@@ -1,4 +1,6 @@
-"""Reading continuity state: SQL over one read connection (``Readers.run``), like the layers."""
+"""Reading continuity state: a session's rows and working state, the project's last snapshot
+and sessions, what other sessions did since.  SQL over one read connection (``Readers.run``);
+the writer reads a session's rows with ``session_rows`` too, to store its snapshot."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ from typing import NamedTuple
 
 import msgspec
 
-from .snapshot import Snapshot, session_rows, take
+from ..capture.events import LOGGED
+from ..capture.snapshot import TEXT_HEAD, WINDOW, Row, Snapshot, take
+from ..capture.text import parse_meta
 from .tasks import open_tasks
 
 __all__ = [
@@ -20,6 +24,7 @@ __all__ = [
     "latest",
     "latest_session",
     "session_info",
+    "session_rows",
     "since",
 ]
 
@@ -50,6 +55,17 @@ class SessionInfo(NamedTuple):
 
 
 _decode = msgspec.json.Decoder(Snapshot).decode
+
+
+def session_rows(conn: sqlite3.Connection, session: str, window: int = WINDOW) -> list[Row]:
+    """The latest ``window`` events of a session (derived ones left out), oldest first."""
+    rows = conn.execute(
+        f"SELECT e.id, coalesce(c.cite, ''), e.kind, e.tool, e.title, substr(e.text, 1, {TEXT_HEAD}), e.meta,"
+        " e.client_ts FROM events e LEFT JOIN citations c ON c.event_id = e.id"
+        f" WHERE e.session_id = ? AND e.{LOGGED} ORDER BY e.id DESC LIMIT ?",
+        (session, window),
+    ).fetchall()
+    return [Row(r[0], r[1], r[2], r[3], r[4], r[5], parse_meta(r[6]), r[7]) for r in reversed(rows)]
 
 
 def fresh(conn: sqlite3.Connection, session: str, project_id: int | None, now: float) -> Snapshot:

@@ -25,8 +25,6 @@ from typing import Final, Literal
 
 import msgspec
 
-from ..capture.text import has_cjk
-
 __all__ = [
     "GLOSSARY",
     "Query",
@@ -38,6 +36,18 @@ __all__ = [
     "tokens",
     "trigram_expression",
 ]
+
+_CJK: Final = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f]"
+)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has Hangul (syllables or jamo), CJK ideographs, Hiragana or Katakana:
+    text that needs the trigram index, because its words are not separated the English way."""
+    return _CJK.search(text) is not None
+
 
 # --- data -------------------------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """A session's working state, taken from its events without an LLM.  ``take`` is pure.
 
     goal            the latest substantive prompts (newest first)
-    tasks           the project's open tasks (``tasks.open_tasks``)
+    tasks           the project's open tasks (``store.tasks.open_tasks``)
     files           files edited or read, with counts, the most recently touched first
     errors          failures not yet followed by a success of the same command or file
     decisions       sentences with a decision cue, from prompts and the agent's replies
@@ -13,23 +13,22 @@ Every item carries the citation id of the event it comes from.  The writer store
 session's snapshot as a derived event (kind ``snapshot``, replaced in place) on
 PreCompact, Stop and SessionEnd; SessionStart takes a fresh one from the events
 themselves, so it never depends on an asynchronous PreCompact having landed first.
+Both read the session's rows with ``store.state.session_rows``.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 import msgspec
 
-from ..capture.events import LOGGED
-from ..capture.summary import EDIT_TOOLS, program
-from ..capture.text import parse_meta, strings
 from .extract import aspects, decisions, is_substantive
-from .tasks import OpenTask
+from .summary import EDIT_TOOLS, program
+from .task_rules import OpenTask
+from .text import strings
 
-__all__ = ["FileInPlay", "Item", "Row", "Snapshot", "plain", "session_rows", "take"]
+__all__ = ["FileInPlay", "Item", "Row", "Snapshot", "plain", "take"]
 
 TEXT_HEAD: Final = 4000
 """Characters of each text a snapshot reads: items are a sentence or two, compaction summaries
@@ -175,17 +174,6 @@ def take(
         file_names=list(found.files) if found else [],
         entities=list(found.entities) if found else [],
     )
-
-
-def session_rows(conn: sqlite3.Connection, session: str, window: int = WINDOW) -> list[Row]:
-    """The latest ``window`` events of a session (derived ones left out), oldest first."""
-    rows = conn.execute(
-        f"SELECT e.id, coalesce(c.cite, ''), e.kind, e.tool, e.title, substr(e.text, 1, {TEXT_HEAD}), e.meta,"
-        " e.client_ts FROM events e LEFT JOIN citations c ON c.event_id = e.id"
-        f" WHERE e.session_id = ? AND e.{LOGGED} ORDER BY e.id DESC LIMIT ?",
-        (session, window),
-    ).fetchall()
-    return [Row(r[0], r[1], r[2], r[3], r[4], r[5], parse_meta(r[6]), r[7]) for r in reversed(rows)]
 
 
 def plain(snapshot: Snapshot) -> str:

@@ -13,17 +13,17 @@ below it)::
 
 A use by id (details, a timeline, a quote check) counts as confidence 1.0: someone
 asked for that very memory.  A block injected at session start has no query, so no
-confidence.  Each use updates the metrics in place (``count_use``: constant work, however
-often a memory was used before).  The level is a small ranking boost (``retrieve/rank.py``)
-and, later, protects a memory from retention.
+confidence.  The store applies it as each use is logged (``store/usage.py``: the metrics are
+updated in place, constant work however often a memory was used before), so the rule lives
+here, below the store, with the other derivations applied at write time.  The level is a
+small ranking boost (``retrieve/rank.py``) and protects a memory from retention.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Final, NamedTuple
 
-__all__ = ["THRESHOLDS", "Threshold", "count_use", "level"]
+__all__ = ["THRESHOLDS", "Threshold", "level"]
 
 DAY: Final = 86400.0
 
@@ -56,31 +56,3 @@ def level(accesses: int, confidence: float | None, sessions: int, idle_days: flo
             break
         reached += 1
     return reached
-
-
-def count_use(
-    conn: sqlite3.Connection, event_id: int, session: str | None, confidence: float | None, now: float
-) -> None:
-    """Add one use to a memory's metrics and level (inside the caller's transaction, before the
-    use itself is logged: whether its session is new is read from the log)."""
-    new_session = (
-        session is not None
-        and not conn.execute(
-            "SELECT 1 FROM citation_usage WHERE event_id = ? AND session_id = ? LIMIT 1", (event_id, session)
-        ).fetchone()
-    )
-    row = conn.execute(
-        "SELECT accesses, best_confidence, sessions FROM memory_levels WHERE event_id = ?", (event_id,)
-    ).fetchone()
-    accesses, best, sessions = row if row else (0, None, 0)
-    accesses += 1
-    sessions += new_session
-    if confidence is not None:
-        best = confidence if best is None else max(best, confidence)
-    conn.execute(
-        "INSERT INTO memory_levels (event_id, level, accesses, best_confidence, sessions, last_access)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO UPDATE SET level = excluded.level,"
-        " accesses = excluded.accesses, best_confidence = excluded.best_confidence,"
-        " sessions = excluded.sessions, last_access = excluded.last_access",
-        (event_id, level(accesses, best, max(sessions, 1), 0.0), accesses, best, sessions, now),
-    )

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
-from ..retrieve.query import compile_query, stem
+from ..query import compile_query, stem
 
 __all__ = ["Aspects", "aspects", "decisions", "entities", "files", "is_substantive", "topics"]
 

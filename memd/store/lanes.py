@@ -1,4 +1,4 @@
-"""The retrieval lanes: SQL over one read connection, each returning ranked event ids.
+"""The search lanes: SQL over one read connection, each returning ranked event ids.
 
     keyword    events_fts (porter + unicode61): every concept (AND), then any (OR)
     trigram    events_cjk: CJK tokens of 3+ characters, inside words ('검색을' for 검색어...)
@@ -33,8 +33,8 @@ from typing import Final
 
 import msgspec
 
-from ..store.schema import TOKENIZER
-from .query import Query, like_patterns, match_expression, trigram_expression
+from ..query import Query, like_patterns, match_expression, trigram_expression
+from .schema import TOKENIZER
 
 __all__ = [
     "RANK_CAP",
@@ -262,7 +262,7 @@ class Doc(msgspec.Struct, frozen=True, kw_only=True):
     project: str | None
     meta: str = "{}"
     level: int = 0
-    """Graduation level (``memd.continuity.graduation``)."""
+    """Graduation level (``memd.capture.graduation``)."""
 
 
 def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
