@@ -31,7 +31,7 @@ from harness import REPO, isolated_daemon, markdown_table
 
 from memd.config import RetrievalConfig
 from memd.protocol import Ingest, Ingested, Search, SearchResults
-from memd.recall import PROMPT_HIGH
+from memd.retrieve.prompt_gate import PROMPT_HIGH
 from memd.retrieve.smart import choose
 from memd_client.rpc import Client
 

@@ -60,11 +60,8 @@ from .config import Config
 from .consolidator import Consolidator
 from .context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from .continuity import working_set
-from .importer import Importer
-from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
 from .janitor import Janitor
-from .lifecycle import Lifecycle
 from .metrics import Latencies, hook_key
 from .peer import peer_uid
 from .privacy import Privacy
@@ -114,8 +111,12 @@ from .protocol import (
     decode_request,
     encode_frame,
 )
-from .recall import NotFound, Recall
-from .retrieve.engine import Retriever
+from .services.errors import NotFound
+from .services.importer import Importer
+from .services.indexer import Indexer
+from .services.lifecycle import Lifecycle
+from .services.recall import Recall
+from .services.search import Retriever
 from .store import EventError, Store, StoreError, open_store, outbox, queries
 from .store.schema import rebuild_keyword_indexes
 from .store.writer import CommitHealth, describe
