@@ -33,7 +33,7 @@ Parts (``--parts``, default both):
              plain read-only ``sqlite3`` connection: ``session_rows``, ``open_tasks``,
              ``take`` and their sum ``state.fresh``, the block's rendering
              (``continuation_lines`` + ``memory_block``); for clear ``state.latest``,
-             ``memd.services.blocks.starting_material`` and its rendering; the compact path's
+             ``memd.services.session_start.starting_material`` and its rendering; the compact path's
              writes on a second, writable connection: ``capture.prepare``, the
              SessionStart's commit (``write_batch``) and ``usage.record`` of the lines
              injected.  A cProfile of ``state.fresh`` and ``starting_material`` names
@@ -117,8 +117,8 @@ from memd.continuity.tasks import open_tasks
 from memd.privacy import Privacy
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.retrieve.prompt_gate import not_a_question
-from memd.services.blocks import starting_material
 from memd.services.recall import memctl_command
+from memd.services.session_start import starting_material
 from memd.store import usage
 from memd.store.writer import write_batch
 from memd.tokens import estimate_tokens

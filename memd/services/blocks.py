@@ -1,32 +1,29 @@
-"""The ``<memory-context>`` blocks memd injects unasked, each put together, rendered within
-its budget (``memd.context.memory_block``) and logged as injected (``memd.services.uses``):
+"""The ``<memory-context>`` blocks that carry work on from session to session, each
+rendered within its budget (``memd.context.memory_block``) and logged as injected
+(``memd.services.uses``):
 
     continuation   where the work stands: a session's working state (``continuity/snapshot.py``)
-    standard       recent session summaries, open tasks, important memories, recent errors
     previously     one line on where the project's last session left off (a topic shift)
 
-Which block a session or a prompt gets is decided by ``memd.services.session_start`` and
+Which block a session or a prompt gets is decided by ``memd.services.session_start`` (which
+also renders the standard block, when there is nothing to carry on) and
 ``memd.services.prompt_context``.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from collections.abc import Sequence
 
 from ..config import Config
 from ..context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, Line, continuation_lines, day, memory_block
-from ..continuity import standard, state
+from ..continuity import state
 from ..continuity.carry_on import left_off
 from ..continuity.snapshot import Snapshot
-from ..continuity.tasks import open_tasks
-from ..retrieve.digest import HEAD_CHARS, summary
+from ..retrieve.digest import summary
 from ..store import Store
-from ..store.starting_material import candidates, heads, latest_errors, latest_summaries
 from .uses import record_uses
 
-__all__ = ["Blocks", "project_name", "starting_material"]
+__all__ = ["Blocks", "project_name"]
 
 
 def project_name(root: str) -> str:
@@ -72,24 +69,6 @@ class Blocks:
             await record_uses(self.store, [line.event_id for line in kept] + list(extra), session, "injected")
         return block
 
-    async def standard(self, session: str | None, root: str, project_id: int, reason: str) -> str:
-        """What memd remembers of the project's earlier sessions (``memd.continuity.standard``)."""
-        lines = await self.store.readers.run(starting_material, project_id, session, time.time())
-        name = project_name(root)
-        block, kept = memory_block(
-            {"project": name, "root": root, "mode": "standard", "reason": reason},
-            f"What memd remembers of earlier sessions in {name}."
-            " Each line cites its source: check it before relying on it.",
-            standard.SECTIONS,
-            lines,
-            root=root,
-            hint=self.hint,
-            budget=self.config.context.session_start_budget,
-        )
-        if block:
-            await record_uses(self.store, [line.event_id for line in kept], session, "injected")
-        return block
-
     async def previously(self, session: str, root: str, stored: state.Stored, why: str, max_chars: int) -> str:
         """A topic shift: one line on where the last session left off, so the agent can ask for
         more (the snapshot's id expands it) without being handed all of it."""
@@ -111,15 +90,3 @@ class Blocks:
         if block:
             await record_uses(self.store, [item.event_id for item in kept], session, "injected")
         return block
-
-
-def starting_material(conn: sqlite3.Connection, project_id: int, session: str | None, now: float) -> list[Line]:
-    """A standard block's candidate lines, in priority order (``memd.continuity.standard``),
-    read on one connection: session summaries, open tasks, errors, important memories."""
-    summaries = latest_summaries(conn, project_id, session, standard.SUMMARIES, HEAD_CHARS)
-    errors = latest_errors(conn, project_id, standard.ERROR_ROWS, HEAD_CHARS)
-    weighed = candidates(conn, project_id, standard.KIND_WEIGHT, standard.MIN_IMPORTANCE, standard.CANDIDATES)
-    best = standard.most_worth(weighed, now)
-    important = standard.distinct_important(best, heads(conn, best, HEAD_CHARS))
-    tasks = open_tasks(conn, project_id, now, standard.OPEN_TASKS)
-    return standard.standard_lines(summaries, tasks, standard.distinct_errors(errors), important)

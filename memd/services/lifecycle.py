@@ -3,7 +3,7 @@ secrets, list sessions.  The server's one handle on them.
 
     remember   goes through capture like a hook event (one code path: the privacy filter,
                the normalizer, the idempotency key), as the ``Remember`` pseudo-event
-    forget     ``memd.services.forgetting``: a selector resolved, the spool too, then erased
+    forget     ``memd.services.forget``: a selector resolved, the spool too, then erased
     scan       ``memd.services.scan``: today's secret rules over every stored event
     sessions   ``memctl history``
     erase      ``memd.services.erasure``: deleting for good (retention, ``memd.janitor``, too)
@@ -24,7 +24,7 @@ from ..store import Store
 from ..store.forget import Plan
 from ..store.listings import cite_of, session_list
 from . import erasure, scan
-from .forgetting import Forgetting
+from .forget import Forgetting
 from .indexer import Indexer
 from .search import Retriever
 

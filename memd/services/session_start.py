@@ -5,26 +5,33 @@ the continuation block of the session's working state (``continuity/snapshot.py`
 from its events at that moment; ``startup`` and ``clear`` are scored against the project's
 latest snapshot (``continuity/score.py``) and get the standard block unless seamless, and
 their first real prompt is scored again (``memd.services.prompt_context``).  The blocks
-themselves are ``memd.services.blocks``.
+that carry work on are ``memd.services.blocks``; the standard one is chosen by
+``memd.continuity.session_start`` from what ``memd.store.session_start`` reads.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 from ..capture import NewEvent
 from ..config import Config
-from ..continuity import state, working_set
+from ..context import Line, memory_block
+from ..continuity import session_start, state, working_set
 from ..continuity.carry_on import CARRIED, replied_at, snapshot_aspects
 from ..continuity.score import continuity
+from ..continuity.tasks import open_tasks
 from ..protocol import Continuation, ContinuationResult, Endless, EndlessStatus
+from ..retrieve.digest import HEAD_CHARS
 from ..store import Store, settings
 from ..store.listings import session_project
-from .blocks import Blocks
+from ..store.session_start import candidates, heads, latest_errors, latest_summaries
+from .blocks import Blocks, project_name
 from .errors import NotFound
 from .search import Retriever
+from .uses import record_uses
 
-__all__ = ["SessionStart"]
+__all__ = ["SessionStart", "starting_material"]
 
 
 class SessionStart:
@@ -66,7 +73,7 @@ class SessionStart:
             block, reason = await self._carry_on(event.session_id, root, project_id, source, replied_at(event))
             if block:
                 return block
-        return await self.blocks.standard(event.session_id, root, project_id, reason)
+        return await self._standard(event.session_id, root, project_id, reason)
 
     async def _carry_on(
         self, session: str, root: str, project_id: int, source: str, replied: float | None
@@ -95,6 +102,24 @@ class SessionStart:
         why = f"{source}: {measured.reason}, seamless"
         return await self.blocks.continuation(session, root, stored.snapshot, why), ""
 
+    async def _standard(self, session: str | None, root: str, project_id: int, reason: str) -> str:
+        """What memd remembers of the project's earlier sessions (``memd.continuity.session_start``)."""
+        lines = await self.store.readers.run(starting_material, project_id, session, time.time())
+        name = project_name(root)
+        block, kept = memory_block(
+            {"project": name, "root": root, "mode": "standard", "reason": reason},
+            f"What memd remembers of earlier sessions in {name}."
+            " Each line cites its source: check it before relying on it.",
+            session_start.SECTIONS,
+            lines,
+            root=root,
+            hint=self.blocks.hint,
+            budget=self.config.context.session_start_budget,
+        )
+        if block:
+            await record_uses(self.store, [line.event_id for line in kept], session, "injected")
+        return block
+
     async def continuation(self, request: Continuation) -> ContinuationResult:
         """``memctl endless snapshot``: the continuation block of a session as it stands now."""
         session = request.session
@@ -112,3 +137,17 @@ class SessionStart:
         snapshot = await self.store.readers.run(state.fresh, session, project_id, time.time())
         block = await self.blocks.continuation(None, root or "", snapshot, f"session {session[:8]} as it stands now")
         return ContinuationResult(session_id=session, block=block)
+
+
+def starting_material(conn: sqlite3.Connection, project_id: int, session: str | None, now: float) -> list[Line]:
+    """A standard block's candidate lines, in priority order (``memd.continuity.session_start``),
+    read on one connection: session summaries, open tasks, errors, important memories."""
+    summaries = latest_summaries(conn, project_id, session, session_start.SUMMARIES, HEAD_CHARS)
+    errors = latest_errors(conn, project_id, session_start.ERROR_ROWS, HEAD_CHARS)
+    weighed = candidates(
+        conn, project_id, session_start.KIND_WEIGHT, session_start.MIN_IMPORTANCE, session_start.CANDIDATES
+    )
+    best = session_start.most_worth(weighed, now)
+    important = session_start.distinct_important(best, heads(conn, best, HEAD_CHARS))
+    tasks = open_tasks(conn, project_id, now, session_start.OPEN_TASKS)
+    return session_start.standard_lines(summaries, tasks, session_start.distinct_errors(errors), important)

@@ -1,8 +1,8 @@
 """The standard block a session starts with when there is no working state to carry on:
 recent session summaries, open tasks, recent errors and important memories of its project.
 
-Pure: it chooses among the rows the store answers with (``memd.store.starting_material``)
-and writes their lines; ``memd.services.blocks`` reads the rows and renders the block.
+Pure: it chooses among the rows the store answers with (``memd.store.session_start``)
+and writes their lines; ``memd.services.session_start`` reads the rows and renders the block.
 
 **Important** is what is most worth remembering at a session's start: a kind's weight
 (``KIND_WEIGHT``: a memory someone asked to keep first, a tool call last), its
@@ -17,7 +17,7 @@ from typing import Final, Protocol
 
 from ..context import Line, day
 from ..retrieve.digest import summary
-from ..store.starting_material import Candidate, Head
+from ..store.session_start import Candidate, Head
 
 __all__ = [
     "CANDIDATES",

@@ -1,5 +1,5 @@
 """What a session can start with: the rows a SessionStart's standard block is chosen from
-(``memd.continuity.standard`` chooses; ``memd.services.session_start`` puts them together).
+(``memd.continuity.session_start`` chooses; ``memd.services.session_start`` puts them together).
 
 Each answer holds only the head of an event's text: a line shows its first sentence, and
 texts run to 10 KB.
