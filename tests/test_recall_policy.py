@@ -21,7 +21,7 @@ NOW = 1_800_000_000.0
 
 
 def head(event_id: int, title: str, text: str = "", kind: str = "prompt", ts: float = NOW) -> Head:
-    return Head(event_id, f"c{event_id}", kind, None, title, text, ts)
+    return (event_id, f"c{event_id}", kind, None, title, text, ts)
 
 
 # --- the standard block ---------------------------------------------------------------
@@ -43,13 +43,13 @@ def test_worth_weighs_kind_importance_recency_and_use() -> None:
 
 
 def test_most_worth_ranks_the_best_first_and_keeps_enough_for_repeats() -> None:
-    old_tool = Candidate(1, "tool", 2, NOW - 30 * DAY, 0)
-    memory = Candidate(2, "memory", 3, NOW - DAY, 2)
-    prompt = Candidate(3, "prompt", 2, NOW, 0)
+    old_tool: Candidate = (1, "tool", 2, NOW - 30 * DAY, 0)
+    memory: Candidate = (2, "memory", 3, NOW - DAY, 2)
+    prompt: Candidate = (3, "prompt", 2, NOW, 0)
     assert session_start.most_worth([old_tool, memory, prompt], NOW) == [2, 3, 1]
-    many = [Candidate(i, "prompt", 2, NOW - i, 0) for i in range(100)]
+    many: list[Candidate] = [(i, "prompt", 2, NOW - i, 0) for i in range(100)]
     assert len(session_start.most_worth(many, NOW)) == 3 * session_start.IMPORTANT
-    future = Candidate(4, "prompt", 2, NOW + DAY, 0)  # a clock that went back counts as now
+    future: Candidate = (4, "prompt", 2, NOW + DAY, 0)  # a clock that went back counts as now
     assert session_start.most_worth([future], NOW) == [4]
 
 
@@ -57,14 +57,14 @@ def test_the_same_failure_twice_is_one_error_line() -> None:
     errors = [head(i, "Bash: pytest -x" if i % 2 else f"Bash: make {i}", kind="tool_error") for i in range(20)]
     distinct = session_start.distinct_errors(errors)
     assert len(distinct) == session_start.ERRORS
-    assert [row.id for row in distinct] == [0, 1, 2, 4, 6]  # the first of each title, in order
+    assert [row[0] for row in distinct] == [0, 1, 2, 4, 6]  # the first of each title, in order
 
 
 def test_the_same_prompt_twice_is_one_important_line() -> None:
     heads = {1: head(1, "Prompt: fix the parser", "fix the parser"), 2: head(2, "Prompt: fix it", "fix the parser")}
     heads[3] = head(3, "Prompt: add a flag", "add a flag")
     important = session_start.distinct_important([9, 1, 2, 3], heads)  # 9: gone since it was weighed
-    assert [row.id for row in important.values()] == [1, 3]
+    assert [row[0] for row in important.values()] == [1, 3]
     many = {i: head(i, f"Prompt {i}", f"distinct text number {i}") for i in range(50)}
     assert len(session_start.distinct_important(list(many), many)) == session_start.IMPORTANT
 

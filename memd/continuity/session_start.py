@@ -83,15 +83,15 @@ def worth(kind: str, importance: int, age_days: float, uses: int) -> float:
 def most_worth(candidates: Iterable[Candidate], now: float) -> list[int]:
     """The ids of the candidates most worth showing, the best first: enough to fill
     ``IMPORTANT`` lines once repeats are left out."""
-    ranked = sorted(candidates, key=lambda c: -worth(c.kind, c.importance, max(0.0, now - c.client_ts) / 86400, c.uses))
-    return [c.id for c in ranked[: 3 * IMPORTANT]]
+    ranked = sorted(candidates, key=lambda c: -worth(c[1], c[2], max(0.0, now - c[3]) / 86400, c[4]))
+    return [c[0] for c in ranked[: 3 * IMPORTANT]]  # (id, kind, importance, client_ts, uses)
 
 
 def distinct_errors(errors: Iterable[Head]) -> list[Head]:
     """The first ``ERRORS`` errors of distinct titles: the same failure twice is one line."""
     by_title: dict[str, Head] = {}
     for row in errors:
-        by_title.setdefault(row.title, row)
+        by_title.setdefault(row[4], row)  # (id, cite, kind, tool, title, head, client_ts)
     return list(by_title.values())[:ERRORS]
 
 
@@ -101,15 +101,15 @@ def distinct_important(best: Sequence[int], heads: dict[int, Head]) -> dict[str,
     important: dict[str, Head] = {}
     for event_id in best:
         if len(important) < IMPORTANT and event_id in heads:
-            row = heads[event_id]
-            important.setdefault(summary(row.kind, row.title, row.head), row)
+            _id, _cite, kind, _tool, title, head, _ts = row = heads[event_id]
+            important.setdefault(summary(kind, title, head), row)
     return important
 
 
-def _line(section: str, row: Head, text: str) -> Line:
+def _line(section: str, event_id: int, text: str) -> Line:
     flat = " ".join(text.split())
     flat = flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
-    return Line(section, flat, row.id)
+    return Line(section, flat, event_id)
 
 
 def standard_lines(
@@ -118,11 +118,12 @@ def standard_lines(
     """A standard block's candidate lines, in priority order: session summaries, open tasks,
     errors, then important memories (``memory_block`` keeps what its budget allows)."""
     return [
-        *(_line("Recent sessions", r, f"[mem:{r.cite}] {day(r.client_ts)}: {r.head or r.title}") for r in summaries),
+        *(_line("Recent sessions", event_id, f"[mem:{cite}] {day(ts)}: {head or title}")
+          for event_id, cite, _kind, _tool, title, head, ts in summaries),
         *(Line("Open tasks", f"[mem:{t.cite}] [{t.status}] {' '.join(t.content.split())[:LINE_CHARS]}", t.event_id)
           for t in tasks),
-        *(_line("Recent errors", r, f"[mem:{r.cite}] {day(r.client_ts)}: {summary(r.kind, r.title, r.head)}")
-          for r in errors),
-        *(_line("Important", r, f"[mem:{r.cite}] {day(r.client_ts)} {r.kind}: {text}")
-          for text, r in important.items()),
+        *(_line("Recent errors", event_id, f"[mem:{cite}] {day(ts)}: {summary(kind, title, head)}")
+          for event_id, cite, kind, _tool, title, head, ts in errors),
+        *(_line("Important", row[0], f"[mem:{row[1]}] {day(row[6])} {row[2]}: {text}")
+          for text, row in important.items()),
     ]  # fmt: skip

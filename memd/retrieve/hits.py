@@ -13,7 +13,7 @@ events) and calls them in that order, in one worker thread.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from ..capture.text import parse_meta
 from ..config import RetrievalConfig
@@ -42,14 +42,10 @@ VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
 
 
-class Scored(NamedTuple):
-    """A candidate worth a line, with what it was ranked by."""
-
-    rank: float
-    doc: Doc
-    evidence: Evidence
-    confidence: float
-    similarity: float | None
+Scored = tuple[float, Doc, Evidence, float, float | None]
+"""A candidate worth a line, with what it was ranked by: its score, its document, the
+query's evidence in it, its confidence and its similarity (None: the vector lane did not
+find it).  A plain tuple: a search scores dozens, and each is on the hot path."""
 
 
 def pool_size(limit: int) -> int:
@@ -82,7 +78,7 @@ def weigh(
     ``hybrid``: the vector lane ran, so a candidate it did not find has no similarity to
     speak for it (rather than an unknown one)."""
     matcher = Matcher(query)
-    scored = []
+    scored: list[Scored] = []
     for event_id in candidates:
         doc = docs.get(event_id)
         if doc is None:  # deleted between the lanes and now
@@ -101,20 +97,20 @@ def weigh(
             half_life_days=config.recency_half_life_days,
             level=doc.level,
         )
-        scored.append(Scored(rank, doc, evidence, sure, sim))
-    scored.sort(key=lambda item: -item.rank)
+        scored.append((rank, doc, evidence, sure, sim))
+    scored.sort(key=lambda item: -item[0])
     return scored
 
 
 def in_context_last(scored: list[Scored], session: str, start: int) -> list[Scored]:
     """``scored`` with ``session``'s events after ``start`` (its context since its last
     compaction: the agent has them already) moved after all others, order kept otherwise."""
-    return sorted(scored, key=lambda item: item.doc.session_id == session and item.doc.id > start)
+    return sorted(scored, key=lambda item: item[1].session_id == session and item[1].id > start)
 
 
 def one_per_session(scored: list[Scored]) -> list[Scored]:
     """``scored`` with only the better-ranked digest of each session (``rank.one_digest_per_session``)."""
-    keep = one_digest_per_session([(item.doc.kind, item.doc.session_id) for item in scored])
+    keep = one_digest_per_session([(doc.kind, doc.session_id) for _, doc, *_ in scored])
     return [item for item, kept in zip(scored, keep, strict=True) if kept]
 
 

@@ -32,6 +32,8 @@ def project_name(root: str) -> str:
 
 
 class Blocks:
+    """Renders the blocks that carry work on, and logs what each injected."""
+
     def __init__(self, store: Store, config: Config, hint: str) -> None:
         self.store = store
         self.config = config

@@ -95,6 +95,8 @@ def frame_selected(
 
 
 class Forgetting:
+    """``Forget`` requests: selected, listed (a dry run stops there), the spool looked at, erased."""
+
     def __init__(
         self,
         store: Store,

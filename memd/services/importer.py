@@ -50,6 +50,8 @@ TEXT_KINDS = ("prompt", "assistant", "compact_summary", "subagent_stop")
 
 
 class Importer:
+    """``Import`` (transcripts) and ``Restore`` (an export) requests (see the module doc)."""
+
     def __init__(self, capture: Capture, store: Store, retention: RetentionConfig) -> None:
         self.capture = capture
         self.store = store

@@ -34,6 +34,8 @@ MAX_SESSIONS = 200
 
 
 class Lifecycle:
+    """Remember, forget, scan, erase and list sessions (see the module doc)."""
+
     def __init__(
         self,
         store: Store,

@@ -46,6 +46,8 @@ MAX_DETAILS: Final = 100
 
 
 class Lookups:
+    """Answers to the requests that look memories up (see the module doc)."""
+
     def __init__(self, store: Store, retriever: Retriever, config: Config) -> None:
         self.store = store
         self.retriever = retriever

@@ -38,6 +38,8 @@ __all__ = ["PromptContext"]
 
 
 class PromptContext:
+    """The UserPromptSubmit block (see the module doc)."""
+
     def __init__(
         self, store: Store, retriever: Retriever, config: Config, blocks: Blocks, session_start: SessionStart
     ) -> None:

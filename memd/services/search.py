@@ -34,6 +34,8 @@ LANES = ("keyword", "trigram", "substring", "vector")
 
 
 class Retriever:
+    """Search for one daemon: the lanes over its readers and indexer, and the project ids it has seen."""
+
     def __init__(self, readers: Readers, indexer: Indexer | None, config: RetrievalConfig) -> None:
         self.readers = readers
         self.indexer = indexer

@@ -35,6 +35,8 @@ __all__ = ["SessionStart", "starting_material"]
 
 
 class SessionStart:
+    """The SessionStart block, the endless switch and ``memctl endless snapshot``."""
+
     def __init__(self, store: Store, retriever: Retriever, config: Config, blocks: Blocks) -> None:
         self.store = store
         self.retriever = retriever
