@@ -16,8 +16,8 @@ import time
 from harness import FIXTURE, markdown_table, summary
 
 from memd.capture import Capture
+from memd.capture.privacy import Privacy
 from memd.config import Config
-from memd.privacy import Privacy
 from memd.protocol import Ingest
 
 SOURCE_LINE = (

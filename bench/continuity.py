@@ -106,6 +106,7 @@ from harness import Instance, isolated_daemon, markdown_table, parse_arguments, 
 
 from memd.capture import Capture, project_root
 from memd.capture.events import LOGGED
+from memd.capture.privacy import Privacy
 from memd.config import CaptureConfig, PrivacyConfig
 from memd.context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, continuation_lines, expand_hint, memory_block
 from memd.continuity import state
@@ -114,7 +115,6 @@ from memd.continuity.extract import aspects, is_substantive
 from memd.continuity.score import continuity
 from memd.continuity.snapshot import session_rows, take
 from memd.continuity.tasks import open_tasks
-from memd.privacy import Privacy
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.retrieve.prompt_gate import not_a_question
 from memd.services.recall import memctl_command

@@ -19,7 +19,7 @@ Every event comes from one of 3,000 templates (600 per project): the template fi
 what the event is about (the command and failing test, the file read, the prompt's
 intent and main identifiers); the event's own random stream varies the rest (numbers,
 outputs, filler words, secondary names).  Real embedding runs at 5-25 texts/s here (long
-windows; see BENCHMARKS.md), so a million events cannot be embedded; instead
+windows), so a million events cannot be embedded; instead
 ``build_database`` embeds each template's canonical text once with the real model
 (``template_vectors``, cached) and gives every text the indexer would embed for an event
 (``event_vectors``: the head and windows of ``memd.retrieve.windows.event_windows``) the vector
@@ -56,8 +56,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from memd.capture import Capture, NewEvent, Skipped
+from memd.capture.privacy import Privacy
 from memd.config import CaptureConfig, EmbeddingConfig, PrivacyConfig
-from memd.privacy import Privacy
 from memd.protocol import Ingest
 from memd.store.outbox import encode
 from memd.store.schema import MIGRATIONS, migrate

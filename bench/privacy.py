@@ -28,8 +28,8 @@ from pathlib import Path
 
 from harness import markdown_table, summary
 
+from memd.capture.privacy import Privacy
 from memd.config import PrivacyConfig
-from memd.privacy import Privacy
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared/fixtures/claude-code/hooks/hook_UserPromptSubmit.json"
 TARGET_1MB_P50_MS = 50.0

@@ -29,7 +29,8 @@ import fcntl
 import os
 import time
 
-if __package__:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy takes the name as true
+if TYPE_CHECKING or __package__:
     from .paths import Paths
 else:  # imported by the hook client as a top-level module: site-packages is not on sys.path
     from paths import Paths

@@ -5,15 +5,14 @@ JSON on stdin (``memctl hook-command EVENT`` prints the exact line), and hook.py
 ``main`` here.  It must cost little more than starting Python, so it imports no
 third-party code, not even ``os`` (only C modules already loaded or nearly free), and
 does not parse the JSON: it reads stdin as bytes, wraps them in a msgpack ``Ingest`` frame
-written by hand (``memd/protocol.py`` is the schema), sends the frame over the Unix
-socket and waits for the daemon's reply under a hard deadline.  It prints the
+written by hand (``frame.py``; ``memd/protocol.py`` is the schema), sends the frame over
+the Unix socket and waits for the daemon's reply under a hard deadline.  It prints the
 reply's ``stdout`` (the context for SessionStart and UserPromptSubmit), if any.
 
 It always exits 0 and never blocks Claude Code for long.  When the daemon cannot be
-reached, answers too slowly or answers with an error it cannot act on, the frame
-is written to the spool directory atomically (temp file, fsync, rename; 0600 in a
-0700 directory) and the daemon ingests it when it next starts or drains the spool.
-Replays are harmless: the daemon deduplicates by idempotency key.
+reached, answers too slowly or answers with an error it cannot act on, the frame is
+spooled (``spool.py``, imported only then) and the daemon ingests it when it next starts
+or drains the spool.
 
 A terminating signal does not lose the event either.  Claude Code SIGTERMs the async
 hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
@@ -30,76 +29,40 @@ listens on the socket at all (no daemon, as opposed to a slow one), the hook the
 starts the daemon in the background (``autostart.py``: at most once per 10 s however
 many hooks fire) and exits without waiting for it: the next events find it up.
 
+This module, ``frame.py`` and ``paths.py`` are all the hook client loads when the daemon
+takes its event: each module more costs its bytecode's load on every hook, so the slow
+path's code waits in ``spool.py``.
+
 Tunables (environment): ``MEMD_HOOK_TIMEOUT`` seconds to wait for the reply
 (default 2.0); ``MEMD_AUTOSTART=0`` never starts the daemon (the event is spooled all
 the same); ``MEMD_SOCKET`` and the XDG variables as in ``paths.py``.
 """
 
-import _signal  # the C module, loaded at interpreter start: `signal` imports enum (~3 ms)
-import _socket  # the C module: `socket` would cost ~10 ms of imports
 import posix  # the C core of `os`, loaded at interpreter start; `os` costs ~2 ms more
 import select
 import sys
 import time
 
-if __package__:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~ms); mypy takes the name as true
+if TYPE_CHECKING:
+    import signal as _signal  # typeshed has no stub for the C module
+    from typing import TextIO
+else:
+    import _signal  # the C module, loaded at interpreter start: `signal` imports enum (~3 ms)
+if TYPE_CHECKING or __package__:
     from . import paths
+    from .frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
 else:  # imported by hook.py as a top-level module: site-packages is not on sys.path
     import paths
+    from frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
 
-PROTOCOL_VERSION = 1  # memd.protocol.PROTOCOL_VERSION
-MAX_FRAME = 16 * 1024 * 1024  # memd.protocol.MAX_FRAME
-PAYLOAD_CAP = 8 * 1024 * 1024
-"""Bytes of stdin kept.  Past it the middle is dropped: the head and the last TAIL_KEEP
-bytes are sent (Claude Code writes ids first and ``tool_use_id`` after a huge
-``tool_response``), and the daemon records the full size."""
-TAIL_KEEP = 64 * 1024
+REPLY_DEADLINE = 2.0
+SIGNALS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
+"""The signals that would end the client: it keeps its event first (``_on_signal``)."""
 STDIN_DEADLINE = 3.0
 """Seconds to wait for stdin to close: Claude Code sometimes never closes it."""
 STDIN_SETTLE = 0.05
 """Once a line has arrived, seconds of silence after which it is taken as complete."""
-REPLY_DEADLINE = 2.0
-SIGNALS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
-"""The signals that would end the client: it keeps its event first (``_on_signal``)."""
-
-
-# --- msgpack, the few types the wire needs ----------------------------------------------
-
-
-def _str(s: str) -> bytes:
-    b = s.encode()
-    n = len(b)
-    if n < 32:
-        return bytes((0xA0 | n,)) + b
-    if n < 0x100:
-        return b"\xd9" + bytes((n,)) + b
-    if n < 0x10000:
-        return b"\xda" + n.to_bytes(2, "big") + b
-    return b"\xdb" + n.to_bytes(4, "big") + b
-
-
-def _uint(n: int) -> bytes:
-    return bytes((n,)) if n < 0x80 else b"\xcf" + n.to_bytes(8, "big")
-
-
-def ingest_frame(event: str, payload: bytes, size: int, truncated: bool, position: str = "") -> bytes:
-    """The ``Ingest`` request of memd/protocol.py, msgpack-encoded and length-prefixed."""
-    body = b"".join(
-        (
-            b"\x88" if position else b"\x87",  # a map of 8 or 7 entries
-            _str("position") + _str(position) if position else b"",
-            _str("op"), _str("ingest"),
-            _str("v"), _uint(PROTOCOL_VERSION),
-            _str("event"), _str(event),
-            _str("sent_at_ns"), _uint(time.time_ns()),
-            _str("payload"), b"\xc6", len(payload).to_bytes(4, "big"), payload,
-            _str("truncated"), b"\xc3" if truncated else b"\xc2",
-            _str("size"), _uint(size),
-        )
-    )  # fmt: skip
-    return len(body).to_bytes(4, "big") + body
-
-
 TRANSCRIPT_TAIL = 64 * 1024
 """Bytes at the end of the transcript searched for its last record's uuid."""
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -113,107 +76,7 @@ and a search's from 263 to 110 ms, the tool hooks' rose from 91 to 223 ms, nothi
 BACKGROUND_NICE = 19
 
 
-def transcript_position(payload: bytes) -> str:
-    """The uuid of the last record of the session's transcript as the hook fires, or "".
-
-    Two compactions in one prompt fire byte-identical SessionStart(compact) and PreCompact
-    payloads; where the transcript stood tells them apart (``Ingest.position``), and a
-    replay of the same frame, or a second registration of the same hook, still agrees.
-    Plain byte searches: ``re`` and ``json`` would cost the client milliseconds of imports.
-    """
-    found = payload.find(b'"transcript_path"')
-    if found < 0:
-        return ""
-    start = payload.find(b'"', payload.find(b":", found + 17) + 1)
-    end = payload.find(b'"', start + 1)
-    path = payload[start + 1 : end]
-    if start < 0 or end < 0 or not path or b"\\" in path:  # an escaped path is too rare to decode here
-        return ""
-    try:  # non-blocking: a path naming a FIFO must not hold the hook up
-        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
-    except OSError:  # a new session has no transcript yet
-        return ""
-    try:
-        st = posix.fstat(fd)
-        if st.st_mode & 0o170000 != 0o100000:  # a regular file, or nothing to read here
-            return ""
-        posix.lseek(fd, max(0, st.st_size - TRANSCRIPT_TAIL), 0)
-        tail = posix.read(fd, TRANSCRIPT_TAIL)
-    except OSError:
-        return ""
-    finally:
-        posix.close(fd)
-    at = len(tail)
-    while (at := tail.rfind(b'"uuid":"', 0, at)) >= 0:
-        if at and tail[at - 1] == 0x5C:  # \"uuid\": inside a string of some record, not a key
-            continue
-        end = tail.find(b'"', at + 8)
-        uuid = tail[at + 8 : end]
-        if 0 < len(uuid) <= 64:
-            return uuid.decode("ascii", "replace")
-    return ""
-
-
-class _Reader:
-    """Reads the msgpack subset msgspec emits for memd's replies."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def _take(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
-        if len(chunk) != n:
-            raise ValueError("truncated msgpack")
-        self.pos += n
-        return chunk
-
-    def _int(self, n: int, signed: bool = False) -> int:
-        return int.from_bytes(self._take(n), "big", signed=signed)
-
-    def value(self):
-        b = self._take(1)[0]
-        if b < 0x80:
-            return b
-        if b >= 0xE0:
-            return b - 0x100
-        if 0xA0 <= b <= 0xBF:
-            return self._take(b & 0x1F).decode()
-        if 0x80 <= b <= 0x8F:
-            return self._map(b & 0x0F)
-        if 0x90 <= b <= 0x9F:
-            return [self.value() for _ in range(b & 0x0F)]
-        if b == 0xC0:
-            return None
-        if b in (0xC2, 0xC3):
-            return b == 0xC3
-        if b in (0xD9, 0xDA, 0xDB):
-            return self._take(self._int(1 << (b - 0xD9))).decode()
-        if b in (0xC4, 0xC5, 0xC6):
-            return self._take(self._int(1 << (b - 0xC4)))
-        if b in (0xCC, 0xCD, 0xCE, 0xCF):
-            return self._int(1 << (b - 0xCC))
-        if b in (0xD0, 0xD1, 0xD2, 0xD3):
-            return self._int(1 << (b - 0xD0), signed=True)
-        if b in (0xCA, 0xCB):
-            import struct
-
-            return struct.unpack(">f" if b == 0xCA else ">d", self._take(4 if b == 0xCA else 8))[0]
-        if b in (0xDC, 0xDD):
-            return [self.value() for _ in range(self._int(2 if b == 0xDC else 4))]
-        if b in (0xDE, 0xDF):
-            return self._map(self._int(2 if b == 0xDE else 4))
-        raise ValueError(f"unsupported msgpack type byte 0x{b:02x}")
-
-    def _map(self, n: int) -> dict:
-        return {self.value(): self.value() for _ in range(n)}
-
-
-def decode(data: bytes):
-    return _Reader(data).value()
-
-
-# --- IO ---------------------------------------------------------------------------------
+# --- reading the event: stdin, and where the transcript stands ---------------------------
 
 
 class _Stdin:
@@ -299,82 +162,72 @@ def read_stdin(fd: int = 0, into: _Stdin | None = None) -> tuple[bytes, int]:
     return read.payload()
 
 
-def _recv_reply(sock) -> bytes:
-    header = b""
-    while len(header) < 4:
-        chunk = sock.recv(4 - len(header))
-        if not chunk:
-            raise ConnectionError("daemon closed the connection")
-        header += chunk
-    length = int.from_bytes(header, "big")
-    if length > MAX_FRAME:
-        raise ConnectionError("oversized reply")
-    parts: list[bytes] = []
-    need = length
-    while need:
-        chunk = sock.recv(min(need, 1 << 16))
-        if not chunk:
-            raise ConnectionError("daemon closed the connection")
-        parts.append(chunk)
-        need -= len(chunk)
-    return b"".join(parts)
+def transcript_position(payload: bytes) -> str:
+    """The uuid of the last record of the session's transcript as the hook fires, or "".
 
-
-class NotListening(Exception):
-    """No daemon serves the socket: no socket file, or one nobody accepts on (ECONNREFUSED)."""
-
-
-def send(socket_path: str, frame: bytes, timeout: float) -> dict | None:
-    """Send one frame and return the decoded reply, or None if the daemon did not answer.
-
-    Raises NotListening when there is no daemon to answer.  A daemon that is up but slow,
-    busy (its listen backlog full: EAGAIN), closing the connection or not ours (EACCES)
-    is not that: starting another would not help.
+    Two compactions in one prompt fire byte-identical SessionStart(compact) and PreCompact
+    payloads; where the transcript stood tells them apart (``Ingest.position``), and a
+    replay of the same frame, or a second registration of the same hook, still agrees.
+    Plain byte searches: ``re`` and ``json`` would cost the client milliseconds of imports.
     """
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    found = payload.find(b'"transcript_path"')
+    if found < 0:
+        return ""
+    start = payload.find(b'"', payload.find(b":", found + 17) + 1)
+    end = payload.find(b'"', start + 1)
+    path = payload[start + 1 : end]
+    if start < 0 or end < 0 or not path or b"\\" in path:  # an escaped path is too rare to decode here
+        return ""
+    try:  # non-blocking: a path naming a FIFO must not hold the hook up
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
+    except OSError:  # a new session has no transcript yet
+        return ""
     try:
-        sock.settimeout(timeout)
-        try:
-            sock.connect(socket_path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            raise NotListening from None
-        sock.sendall(frame)
-        reply = decode(_recv_reply(sock))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
+        st = posix.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000:  # a regular file, or nothing to read here
+            return ""
+        posix.lseek(fd, max(0, st.st_size - TRANSCRIPT_TAIL), 0)
+        tail = posix.read(fd, TRANSCRIPT_TAIL)
+    except OSError:
+        return ""
     finally:
-        sock.close()
-    return reply if isinstance(reply, dict) else None
+        posix.close(fd)
+    at = len(tail)
+    while (at := tail.rfind(b'"uuid":"', 0, at)) >= 0:
+        if at and tail[at - 1] == 0x5C:  # \"uuid\": inside a string of some record, not a key
+            continue
+        end = tail.find(b'"', at + 8)
+        uuid = tail[at + 8 : end]
+        if 0 < len(uuid) <= 64:
+            return uuid.decode("ascii", "replace")
+    return ""
 
 
-def spool(spool_dir: str, frame: bytes) -> None:
-    """Write ``frame`` to the spool as one file, atomically and privately."""
-    import os  # the slow path only
+# --- the slow path: spool.py, imported only when the daemon did not take the event ----------
 
-    # The state directory too: makedirs gives the parents it creates the umask's mode.
-    os.makedirs(os.path.dirname(spool_dir), mode=0o700, exist_ok=True)
-    os.makedirs(spool_dir, mode=0o700, exist_ok=True)
-    name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
-    tmp = os.path.join(spool_dir, f".tmp-{name}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, frame)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(tmp, os.path.join(spool_dir, f"{name}.frame"))
+
+def _spool(spool_dir: str, frame: bytes) -> None:
+    if TYPE_CHECKING or __package__:
+        from .spool import spool
+    else:
+        from spool import spool
+    spool(spool_dir, frame)
+
+
+def _is_json(payload: bytes) -> bool:
+    if TYPE_CHECKING or __package__:
+        from .spool import is_json
+    else:
+        from spool import is_json
+    return is_json(payload)
 
 
 def _start_daemon(where: paths.Paths, env: dict[str, str]) -> None:
-    """Start the daemon for the events to come (slow path: nothing listens on the socket)."""
-    if __package__:
-        from . import autostart
+    if TYPE_CHECKING or __package__:
+        from .spool import start_daemon
     else:
-        import autostart
-    try:
-        autostart.start_daemon(where, sys.executable, env)
-    except Exception as exc:  # the event is spooled: only the start failed, and says why
-        sys.stderr.write(f"memd hook: event spooled, daemon not started: {type(exc).__name__}: {exc}\n")
+        from spool import start_daemon
+    start_daemon(where, env)
 
 
 def _deadline(env: dict[str, str]) -> float:
@@ -428,18 +281,6 @@ class _Progress:
 _progress = _Progress()
 
 
-def _is_json(payload: bytes) -> bool:
-    import json  # the signal path only
-
-    try:
-        json.loads(payload.decode("utf-8", "replace"))
-    except RecursionError:  # deep, not cut: the daemon has its own rule for that
-        return True
-    except ValueError:
-        return False
-    return True
-
-
 def keep(frame: bytes) -> None:
     """Spool ``frame`` (the main flow's way), unless a signal handler is already doing so."""
     progress = _progress
@@ -447,7 +288,7 @@ def keep(frame: bytes) -> None:
         return
     progress.spooling = True  # a signal from here on waits for the file
     try:
-        spool(progress.spool_dir(), frame)
+        _spool(progress.spool_dir(), frame)
         progress.safe = True
     finally:
         progress.spooling = False
@@ -466,7 +307,7 @@ def _on_signal(signum: int, _frame: object) -> None:
         try:
             frame = progress.signal_frame()
             if frame is not None:
-                spool(progress.spool_dir(), frame)
+                _spool(progress.spool_dir(), frame)
         except BaseException as exc:
             try:
                 sys.stderr.write(f"memd hook: event not spooled on signal {signum}: {type(exc).__name__}: {exc}\n")
@@ -515,7 +356,7 @@ def run(argv: list[str]) -> None:
         _start_daemon(where, env)
         return
     op = reply.get("op") if reply else None
-    if op != "ingested" and not (op == "error" and reply.get("code") == "invalid_payload"):
+    if reply is None or (op != "ingested" and not (op == "error" and reply.get("code") == "invalid_payload")):
         # Unreachable, too slow, or refused for a reason a later daemon can fix (a protocol
         # version mismatch): keep the event.  A payload that is not JSON is refused for good
         # and the daemon has recorded its size; replaying it would be refused again.
@@ -526,7 +367,7 @@ def run(argv: list[str]) -> None:
         sys.stderr.write(f"memd: {reply.get('message', 'event refused')}\n")
         return
     stdout = reply.get("stdout")
-    if stdout:  # UTF-8 whatever the locale: Claude Code reads UTF-8
+    if isinstance(stdout, str) and stdout:  # UTF-8 whatever the locale: Claude Code reads UTF-8
         sys.stdout.buffer.write(stdout.encode())
         sys.stdout.buffer.flush()
 
@@ -547,7 +388,7 @@ def main() -> None:
     posix._exit(0)
 
 
-def _flush(stream) -> None:
+def _flush(stream: "TextIO") -> None:
     """Flush ``stream``; a closed pipe is no error here (``contextlib`` would cost an import)."""
     try:
         stream.flush()

@@ -29,9 +29,10 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from .launcher import HOOK_SCRIPT
+
 __all__ = [
     "HOOKS",
-    "HOOK_SCRIPT",
     "MARKER",
     "PLUGIN_LAUNCHER",
     "SERVER_NAME",
@@ -50,8 +51,6 @@ __all__ = [
     "write",
 ]
 
-HOOK_SCRIPT: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
-"""This installation's hook client, which the commands run."""
 MARKER: Final = "memd_client/hook.py"
 """What the command of any pip-installed memd's hook contains."""
 CONTEXT_TIMEOUT: Final = 10

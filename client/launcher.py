@@ -19,11 +19,12 @@ from __future__ import annotations
 import os
 import sys
 
-from .install import HOOK_SCRIPT
 from .paths import Paths
 
-__all__ = ["RECORD", "record", "record_path", "render"]
+__all__ = ["HOOK_SCRIPT", "RECORD", "record", "record_path", "render"]
 
+HOOK_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
+"""This installation's hook client, the script Claude Code's hook commands run."""
 RECORD = "installation"
 
 

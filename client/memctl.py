@@ -26,10 +26,8 @@ from memd.capture.events import KINDS
 from memd.capture.prepare import SECRET_KIND
 from memd.cite import FORMATS, label
 from memd.context import detail_text, index_line, timeline_text
-from memd.instance import is_locked
 from memd.protocol import (
     HOOK_EVENTS,
-    PROTOCOL_VERSION,
     Collected,
     Continuation,
     ContinuationResult,
@@ -71,12 +69,14 @@ from memd.protocol import (
 )
 
 from . import export, importer, install, launcher, paths, service
+from .autostart import is_locked
+from .frame import PROTOCOL_VERSION
 from .rpc import Client, DaemonError, DaemonUnavailable
 from .times import parse_time
 
 __all__ = ["main"]
 
-HOOK_SCRIPT = install.HOOK_SCRIPT
+HOOK_SCRIPT = launcher.HOOK_SCRIPT
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0
 NOT_RUNNING_FIX = "start it with `memctl daemon start` (or run `memd` in a terminal)"
@@ -129,7 +129,7 @@ def _offline_events(database: str) -> int | None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from memd.spool import backlog
+    from memd.services.spool import backlog
 
     try:
         with Client(args.paths.socket) as client:
@@ -866,7 +866,7 @@ def cmd_service(args: argparse.Namespace) -> int:
 def cmd_spool(args: argparse.Namespace) -> int:
     """The spool: what waits for the daemon, and the frames set aside after failed replays
     (their events are kept there until put back or deleted)."""
-    from memd import spool
+    from memd.services import spool
 
     from .doctor.findings import plural  # the doctor's wording, imported with it: only here
 

@@ -6,8 +6,6 @@ import socket
 from typing import TypeVar
 
 from memd.protocol import (
-    HEADER_SIZE,
-    MAX_FRAME,
     Error,
     ProtocolError,
     Reply,
@@ -15,6 +13,8 @@ from memd.protocol import (
     decode_reply,
     encode_frame,
 )
+
+from .frame import HEADER_SIZE, MAX_FRAME
 
 __all__ = ["Client", "DaemonError", "DaemonUnavailable"]
 

@@ -50,9 +50,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from memd import __version__
-from memd.instance import is_locked
 from memd.protocol import Ok, Ping, Pong, Shutdown
 
+from .autostart import is_locked
 from .paths import Paths
 from .rpc import Client, DaemonError, DaemonUnavailable
 

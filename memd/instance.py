@@ -16,12 +16,11 @@ import os
 import socket
 import stat
 
-from memd_client.autostart import is_locked
 from memd_client.paths import Paths
 
 from . import __version__
 
-__all__ = ["AlreadyRunning", "InstanceLock", "holder", "is_locked", "prepare_private_dir"]
+__all__ = ["AlreadyRunning", "InstanceLock", "holder", "prepare_private_dir"]
 
 
 class AlreadyRunning(Exception):

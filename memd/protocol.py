@@ -14,8 +14,9 @@ Evolution rules (msgspec's schema-evolution rules, applied here):
 - unknown fields are ignored, so a newer client can talk to an older daemon of the
   same protocol version.
 
-The hook client (``memd_client/hook.py``) cannot import msgspec: it writes the
-``Ingest`` map by hand and reads replies with a tiny msgpack reader.
+The frame format's constants (``PROTOCOL_VERSION``, ``HEADER_SIZE``, ``MAX_FRAME``) live in
+``memd_client/frame.py``, which the hook client shares: it cannot import msgspec, so it
+writes the ``Ingest`` map by hand and reads replies with a tiny msgpack reader (there too).
 ``tests/test_protocol.py`` holds both sides to this schema.
 
 This module does no IO: ``FrameReader`` is fed bytes and hands back whole frames.
@@ -27,12 +28,12 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from memd_client.frame import HEADER_SIZE, MAX_FRAME, PROTOCOL_VERSION
+
 __all__ = [
     "CONTEXT_EVENTS",
     "HOOK_EVENTS",
-    "MAX_FRAME",
     "NEED_DATA",
-    "PROTOCOL_VERSION",
     "BadRequest",
     "Cited",
     "Collected",
@@ -105,11 +106,6 @@ __all__ = [
     "encode",
     "encode_frame",
 ]
-
-PROTOCOL_VERSION: Final = 1
-HEADER_SIZE: Final = 4
-MAX_FRAME: Final = 16 * 1024 * 1024
-"""Largest body either side accepts; the length prefix is checked before buffering."""
 
 HOOK_EVENTS: Final = (
     "SessionStart",
@@ -958,8 +954,9 @@ class _Header(msgspec.Struct):
 
 _encoder = msgspec.msgpack.Encoder()
 _header_decoder = msgspec.msgpack.Decoder(_Header)
-_request_decoder = msgspec.msgpack.Decoder(RequestType)
-_reply_decoder = msgspec.msgpack.Decoder(ReplyType)
+# Annotated: a union is no ``type[T]``, so msgspec's stubs would type these Decoder[Any].
+_request_decoder: msgspec.msgpack.Decoder[RequestType] = msgspec.msgpack.Decoder(RequestType)
+_reply_decoder: msgspec.msgpack.Decoder[ReplyType] = msgspec.msgpack.Decoder(ReplyType)
 
 
 def encode(message: Request | Reply) -> bytes:

@@ -25,8 +25,8 @@ another non-ASCII letter               0.5    accented Latin, Cyrillic, Greek: 1
 an emoji (a character past U+FFFF)     2.0    4 bytes, rarely merged: about 3 tokens
 =====================================  =====  ==========================================================
 
-Measured by ``bench/tokens.py`` (the total estimate/real per kind of text; details in
-``BENCHMARKS.md``): prose 1.09, code 1.13, shell 1.07, paths 1.02, JSON 1.06, English memories 1.14,
+Measured by ``bench/tokens.py`` (the total estimate/real per kind of text; run it for the
+per-case table): prose 1.09, code 1.13, shell 1.07, paths 1.02, JSON 1.06, English memories 1.14,
 Korean 1.08, Japanese/Chinese 1.09. The estimate errs high on purpose so that filling a budget with it
 does not overrun the real one; the reference is the Claude 2-era tokenizer (the current one is not
 public), so keep a margin anyway. Known weak spots, where the estimate is low: base64 and other random

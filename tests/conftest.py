@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from memd.instance import holder, is_locked
+from memd.instance import holder
 from memd.protocol import Ingest, Ingested, Ping, Pong, Request, Search, SearchResults, Status, StatusReport
+from memd_client.autostart import is_locked
 from memd_client.memctl import HOOK_SCRIPT
 from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable, R

@@ -20,7 +20,7 @@ from conftest import HOOK_FILE, PYTHON, Instance
 
 from memd.instance import holder
 from memd.protocol import Ping, Pong
-from memd_client import autostart, handoff
+from memd_client import autostart, frame
 from memd_client.paths import Paths, resolve
 from memd_client.rpc import DaemonUnavailable
 
@@ -317,14 +317,14 @@ def test_the_daemon_gets_the_socket_it_was_not_left_to_find_alone() -> None:
 
 def test_no_socket_file_or_a_dead_one_is_not_listening(tmp_path) -> None:  # type: ignore[no-untyped-def]
     missing = str(tmp_path / "missing.sock")
-    with pytest.raises(handoff.NotListening):
-        handoff.send(missing, b"frame", 1.0)
+    with pytest.raises(frame.NotListening):
+        frame.send(missing, b"frame", 1.0)
     stale = str(tmp_path / "stale.sock")
     left = socket.socket(socket.AF_UNIX)
     left.bind(stale)  # a socket file nobody listens on: what a killed daemon leaves
     try:
-        with pytest.raises(handoff.NotListening):
-            handoff.send(stale, b"frame", 1.0)
+        with pytest.raises(frame.NotListening):
+            frame.send(stale, b"frame", 1.0)
     finally:
         left.close()
 
@@ -335,6 +335,6 @@ def test_a_live_but_silent_daemon_is_not_down(tmp_path) -> None:  # type: ignore
     slow.bind(path)
     slow.listen()  # accepts into its backlog, never answers
     try:
-        assert handoff.send(path, b"\x00\x00\x00\x01\xc0", 0.2) is None  # a timeout: spool, start nothing
+        assert frame.send(path, b"\x00\x00\x00\x01\xc0", 0.2) is None  # a timeout: spool, start nothing
     finally:
         slow.close()

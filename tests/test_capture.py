@@ -10,12 +10,11 @@ import pytest
 from conftest import FIXTURES, hook_fixtures
 
 from memd.capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
-from memd.capture.prepare import TAIL_KEPT
+from memd.capture.privacy import Privacy
 from memd.capture.salvage import CUT, DEEP, read_prefix, salvage
 from memd.config import Config
-from memd.privacy import Privacy
 from memd.protocol import Ingest
-from memd_client.handoff import PAYLOAD_CAP, TAIL_KEEP
+from memd_client.frame import PAYLOAD_CAP, TAIL_KEEP
 
 CONFIG = Config()
 CAPTURE = Capture(CONFIG.capture, Privacy(CONFIG.privacy))
@@ -286,10 +285,6 @@ def test_project_root_is_the_git_top_level(tmp_path) -> None:  # type: ignore[no
     link.symlink_to(repo / "src")
     assert project_root(str(link)) == str(repo.resolve())
     assert project_root("/does/not/exist/anywhere") == "/does/not/exist/anywhere"
-
-
-def test_the_tail_the_daemon_assumes_is_the_one_the_client_keeps() -> None:
-    assert TAIL_KEPT == TAIL_KEEP
 
 
 @pytest.mark.parametrize(

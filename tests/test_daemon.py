@@ -16,8 +16,6 @@ import pytest
 from conftest import Instance, hook_fixtures, stored_fixtures
 
 from memd.protocol import (
-    MAX_FRAME,
-    PROTOCOL_VERSION,
     Error,
     Events,
     History,
@@ -30,6 +28,7 @@ from memd.protocol import (
     decode_reply,
     encode_frame,
 )
+from memd_client.frame import MAX_FRAME, PROTOCOL_VERSION
 from memd_client.paths import resolve
 from memd_client.rpc import Client, DaemonError
 

@@ -18,7 +18,7 @@ import pytest
 from conftest import PYTHON, Instance
 
 from memd.protocol import EmbeddingStatus
-from memd_client import doctor, install
+from memd_client import doctor, install, launcher
 from memd_client.doctor import (
     DiskFacts,
     Finding,
@@ -175,7 +175,7 @@ def test_wrong_permissions(daemon: Instance) -> None:
 def test_a_hook_whose_interpreter_is_gone(instance: Instance) -> None:
     """A settings.json whose memd hooks name a deleted virtualenv's Python: every event is lost."""
     project = f"{instance.root}/project"
-    command = f"/nonexistent/python -I -S {install.HOOK_SCRIPT}"
+    command = f"/nonexistent/python -I -S {launcher.HOOK_SCRIPT}"
     hooks = {event: [{"hooks": [{"type": "command", "command": f"{command} {event}"}]}] for event in install.HOOKS}
     write_settings(f"{project}/.claude/settings.json", {"hooks": hooks})
     code, checks = run_doctor(instance, cwd=project)
@@ -198,7 +198,7 @@ def test_the_plugin_runs_through_the_launcher_record(instance: Instance) -> None
     record = os.path.join(instance.paths.state_dir, "installation")
     os.makedirs(instance.paths.state_dir, mode=0o700, exist_ok=True)
     with open(record, "w") as f:
-        f.write(f"python=/nonexistent/python\nhook={install.HOOK_SCRIPT}\n")
+        f.write(f"python=/nonexistent/python\nhook={launcher.HOOK_SCRIPT}\n")
     code, checks = run_doctor(instance)
     assert only(checks, "hooks") == (
         "error",
@@ -352,7 +352,7 @@ def test_hook_commands_are_parsed_as_the_shell_does() -> None:
     command = shlex.join(["/home/u/my venv/bin/python", "-I", "-S", script, "Stop", "--socket", "/s"])
     assert doctor.hook_argv(command) == ("/home/u/my venv/bin/python", script)
     assert doctor.hook_argv("python3 'unclosed") == ("", "")
-    assert doctor.hook_argv(f"python3 {install.HOOK_SCRIPT} Stop") == ("python3", install.HOOK_SCRIPT)
+    assert doctor.hook_argv(f"python3 {launcher.HOOK_SCRIPT} Stop") == ("python3", launcher.HOOK_SCRIPT)
 
 
 def test_hooks_with_a_relative_interpreter_or_missing_events() -> None:

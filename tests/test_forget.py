@@ -29,8 +29,8 @@ from memd.protocol import (
     Sessions,
     encode_frame,
 )
-from memd_client.handoff import spool
 from memd_client.rpc import DaemonError
+from memd_client.spool import spool
 
 MARKER = "zebracorn-7781"
 

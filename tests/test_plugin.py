@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, PYTHON, Instance
 
 from memd.protocol import HOOK_EVENTS
-from memd_client import install
+from memd_client import install, launcher
 from memd_client.memctl import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_without_a_record_the_memctl_on_path_writes_one(daemon: Instance, plugin
     done = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook UserPromptSubmit', plugin, env, payload)
     assert done.returncode == 0, done.stderr
     python, hook = (line.split("=", 1)[1] for line in record.read_text().splitlines())
-    assert os.path.samefile(python, PYTHON) and hook == install.HOOK_SCRIPT
+    assert os.path.samefile(python, PYTHON) and hook == launcher.HOOK_SCRIPT
     assert daemon.query("SELECT count(*) FROM events WHERE event = 'UserPromptSubmit'") == [(1,)]
 
 

@@ -1,4 +1,4 @@
-"""The privacy filter (memd/privacy.py): pure unit tests, no daemon.
+"""The privacy filter (memd/capture/privacy/): pure unit tests, no daemon.
 
 Most behaviour is pinned by the data-driven corpus ``privacy_corpus.json``: each case is
 a text, its exact output with the default config (or the case's ``config`` overrides),
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memd import privacy
+from memd.capture.privacy import Privacy, Redactions, is_sensitive_key, redacted, secret_kind
+from memd.capture.privacy import filter as privacy_filter
 from memd.config import ConfigError, PrivacyConfig, load
-from memd.privacy import Privacy, Redactions, is_sensitive_key, redacted, secret_kind
 
 CORPUS_FILE = Path(__file__).with_name("privacy_corpus.json")
 CORPUS: list[dict[str, Any]] = json.loads(CORPUS_FILE.read_text(encoding="utf-8"))
@@ -124,7 +124,7 @@ def test_a_literal_tag_exposed_by_a_removal_is_caught_by_the_next_round() -> Non
 
 
 def test_rounds_are_bounded_then_the_rest_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(privacy, "_MAX_ROUNDS", 1)
+    monkeypatch.setattr(privacy_filter, "_MAX_ROUNDS", 1)
     text = "`a <private>x\ny</private> `<private>z</private>` b"
     out, found = DEFAULT.text(text)
     assert out == "`a [PRIVATE] `[PRIVATE]"

@@ -11,9 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memd.protocol import (
-    MAX_FRAME,
     NEED_DATA,
-    PROTOCOL_VERSION,
     BadRequest,
     Error,
     FrameReader,
@@ -29,7 +27,8 @@ from memd.protocol import (
     encode,
     encode_frame,
 )
-from memd_client import handoff as hook
+from memd_client import frame, handoff
+from memd_client.frame import MAX_FRAME, PROTOCOL_VERSION
 
 
 def frames_of(data: bytes, chunk: int) -> list[bytes]:
@@ -97,10 +96,8 @@ def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
     assert decode_request(body) == Search(query="a")
 
 
-def test_protocol_constants_match_hook_client() -> None:
-    assert hook.PROTOCOL_VERSION == PROTOCOL_VERSION
-    assert hook.MAX_FRAME == MAX_FRAME
-    assert hook.PAYLOAD_CAP < MAX_FRAME
+def test_the_hook_clients_payload_fits_a_frame() -> None:
+    assert frame.TAIL_KEEP < frame.PAYLOAD_CAP < MAX_FRAME
 
 
 @given(
@@ -110,8 +107,7 @@ def test_protocol_constants_match_hook_client() -> None:
     truncated=st.booleans(),
 )
 def test_hook_client_frames_decode_as_ingest(event: str, payload: bytes, size: int, truncated: bool) -> None:
-    frame = hook.ingest_frame(event, payload, size, truncated)
-    (body,) = frames_of(frame, 4096)
+    (body,) = frames_of(frame.ingest_frame(event, payload, size, truncated), 4096)
     request = decode_request(body)
     assert isinstance(request, Ingest)
     assert (request.event, request.payload, request.size, request.truncated) == (event, payload, size, truncated)
@@ -127,7 +123,7 @@ json_values = st.recursive(
 
 @given(value=json_values | st.binary(max_size=70_000) | st.text(min_size=30, max_size=70_000))
 def test_hook_client_reads_what_msgspec_writes(value: object) -> None:
-    assert hook.decode(msgspec.msgpack.encode(value)) == value
+    assert frame.decode(msgspec.msgpack.encode(value)) == value
 
 
 @pytest.mark.parametrize(
@@ -138,7 +134,7 @@ def test_hook_client_reads_what_msgspec_writes(value: object) -> None:
     ],
 )
 def test_hook_client_reads_replies(reply: Ingested | Error) -> None:
-    decoded = hook.decode(encode(reply))
+    decoded = frame.decode(encode(reply))
     assert decoded == msgspec.to_builtins(reply)
     assert decode_reply(encode(reply)) == reply
 
@@ -158,12 +154,12 @@ def test_transcript_position_is_the_last_records_uuid_and_never_blocks(tmp_path)
         '{"parentUuid":"first","type":"user","message":{"content":"x \\"uuid\\":\\"fake\\""},"uuid":"second"}\n'
     )
     payload = json.dumps({"session_id": "s", "transcript_path": str(transcript), "source": "compact"}).encode()
-    assert hook.transcript_position(payload) == "second"
+    assert handoff.transcript_position(payload) == "second"
     with transcript.open("a") as f:
         f.write('{"type":"system","subtype":"compact_boundary","uuid":"third"}\n')
-    assert hook.transcript_position(payload) == "third"  # a second compaction: another position
+    assert handoff.transcript_position(payload) == "third"  # a second compaction: another position
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # nothing writes to it: reading would block
     for path in (str(fifo), "/dev/null", str(tmp_path / "missing.jsonl"), str(tmp_path)):
-        assert hook.transcript_position(json.dumps({"transcript_path": path}).encode()) == ""
-    assert hook.transcript_position(b'{"session_id":"s"}') == ""
+        assert handoff.transcript_position(json.dumps({"transcript_path": path}).encode()) == ""
+    assert handoff.transcript_position(b'{"session_id":"s"}') == ""

@@ -11,8 +11,8 @@ import time
 import pytest
 from conftest import Instance
 
-from memd.janitor import INTERVAL, seconds_until_due
 from memd.protocol import Collected, Details, DetailsResult, Gc, Ingest, Ingested
+from memd.services.janitor import INTERVAL, seconds_until_due
 from memd.store.retention import LAST_RUN, Candidate, Policy, choose, expired_on_arrival, kept, measure, select
 
 DAY = 86400.0

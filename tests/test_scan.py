@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import Instance
 
+from memd.capture.privacy import Privacy
 from memd.capture.rescan import Content, Rescan
 from memd.config import PrivacyConfig
-from memd.privacy import Privacy
 from memd.protocol import Ingest, Ingested, Scan, Scanned, Stats, StatsReport
 
 GITHUB = "ghp_" + "R8kq2LmZ7xW4vN9pT3sY6bH1cJ5dF0gA2eK7"

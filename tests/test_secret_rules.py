@@ -1,7 +1,7 @@
 """Every secret rule, tried on generated fakes: five per rule, each in a prompt, a shell command and
 a JSON file a tool read; and ordinary developer text that must come out untouched.
 
-Each rule of ``memd.privacy._TOKEN_PATTERNS`` has a generator here, by the rule's name: a rule
+Each rule of ``memd.capture.privacy.rules.TOKEN_RULES`` has a generator here, by the rule's name: a rule
 added without one fails ``test_every_rule_has_examples``.  A generator returns the text a user
 would write and the secret in it; the test checks that nothing of the secret survives the filter.
 """
@@ -15,8 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
+from memd.capture.privacy import Privacy
+from memd.capture.privacy.rules import TOKEN_RULES
 from memd.config import PrivacyConfig
-from memd.privacy import _TOKEN_PATTERNS, Privacy
 
 FILTER = Privacy(PrivacyConfig())
 ALNUM = string.ascii_letters + string.digits
@@ -227,7 +228,7 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
 
 
 def test_every_rule_has_examples() -> None:
-    assert {p.name for p in _TOKEN_PATTERNS} == set(GENERATORS)
+    assert {p.name for p in TOKEN_RULES} == set(GENERATORS)
 
 
 CASES = [(name, seed) for name in sorted(GENERATORS) for seed in range(5)]

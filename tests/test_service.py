@@ -23,7 +23,8 @@ from conftest import PYTHON, Instance
 
 from memd import __version__
 from memd.protocol import Ingest, Ingested, Ping, Pong
-from memd.server import adopt_socket, embedding_pending, inherited_socket, listen_fds
+from memd.server.activation import adopt_socket, inherited_socket, listen_fds
+from memd.services.idle import embedding_pending
 from memd_client import autostart, service
 from memd_client.paths import resolve
 from memd_client.rpc import Client

@@ -59,7 +59,7 @@ def hook_argv(command: str) -> tuple[str, str]:
         return "", ""
     if not argv:
         return "", ""
-    script = next((arg for arg in argv[1:] if arg == install.HOOK_SCRIPT or install.MARKER in arg), "")
+    script = next((arg for arg in argv[1:] if arg == launcher.HOOK_SCRIPT or install.MARKER in arg), "")
     return argv[0], script
 
 

@@ -11,10 +11,11 @@ from typing import Final, NamedTuple
 
 from memd import __version__
 from memd.config import Config, ConfigError, load
-from memd.instance import holder, is_locked
+from memd.instance import holder
 from memd.protocol import Ping, Pong, Status, StatusReport
-from memd.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
+from memd.services.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
 
+from ..autostart import is_locked
 from ..paths import Paths
 from ..rpc import Client, DaemonError, DaemonUnavailable
 from .findings import RESTART, START, Finding, Level, plural

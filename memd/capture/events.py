@@ -19,9 +19,11 @@ import msgspec
 
 from ..config import CaptureConfig
 from .compaction import summary_body
+from .file_tools import FILE_TOOLS
 from .tasks import TASK_TOOLS, task_view
 from .text import first_line, join, shorten, string
-from .tools import FILE_TOOLS, HIGH, LOW, MEDIUM, Limits, is_trivial_command, view
+from .tools import is_trivial_command, view
+from .toolview import HIGH, LOW, MEDIUM, Limits
 
 __all__ = ["DERIVED_KINDS", "KINDS", "LOGGED", "Normalized", "Skipped", "normalize"]
 

@@ -11,7 +11,7 @@ The steps, in order, each a plain function:
    ``memctl import`` or copied into a fork's transcript; else the sha256 of the payload
    and where the transcript stood (``Ingest.position``), so a hook that fires twice
    stores one row while two compactions in one prompt stay two;
-3. filter private content and secrets out of the whole payload (``memd.privacy``):
+3. filter private content and secrets out of the whole payload (``memd.capture.privacy``):
    nothing after this step sees the unfiltered text;
 4. normalize (``events.normalize``): kind, tool, title, text, meta, importance, or
    skip the event;
@@ -25,12 +25,14 @@ from typing import Any
 
 import msgspec
 
+from memd_client.frame import TAIL_KEEP
+
 from ..config import CaptureConfig
-from ..privacy import Privacy, Redactions
 from ..protocol import Ingest
 from ..surrogates import repair_lone_surrogates
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
+from .privacy import Privacy, Redactions
 from .rescan import Rescan
 from .salvage import salvage
 from .text import clip_strings
@@ -57,8 +59,6 @@ decoder, or by ``memctl import`` before it sent the event)."""
 REPAIR_COUNTER = "lone_surrogates"
 """The ``redaction_totals`` row that counts the events whose lone surrogates were replaced
 (``memd.store.queries.lone_surrogate_events``; not a redaction, so not among them)."""
-TAIL_KEPT = 64 * 1024
-"""Bytes at the end of a payload the hook client cut that it kept (``memd_client.handoff.TAIL_KEEP``)."""
 _IDENTIFYING = ("session_id", "hook_event_name", "tool_name", "tool_use_id")
 """A salvaged payload without any of these is nothing memd can store."""
 
@@ -123,7 +123,7 @@ def _salvaged(ingest: Ingest, why: str) -> dict[str, Any]:
     """What can be read of the raw bytes (``memd.capture.salvage``), when they are no whole
     JSON object (cut by the client) or one nested too deep to keep, and why."""
     kept, replaced = repair_lone_surrogates(ingest.payload)  # a tool output cut mid-emoji, as in ``_decode``
-    fields = salvage(kept, MAX_DEPTH, tail=TAIL_KEPT if ingest.truncated else 0)
+    fields = salvage(kept, MAX_DEPTH, tail=TAIL_KEEP if ingest.truncated else 0)
     if not any(isinstance(fields.get(name), str) for name in _IDENTIFYING):
         raise InvalidPayload(f"payload of {ingest.size or len(ingest.payload)} bytes {why}, no readable fields")
     fields["memd_dropped"] = {"reason": why, "kept_bytes": len(ingest.payload), "size": ingest.size}

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..privacy import Privacy, Redactions
+from .privacy import Privacy, Redactions
 
 __all__ = ["Content", "Rescan"]
 

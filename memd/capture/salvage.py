@@ -90,7 +90,7 @@ def read_prefix(text: str, max_depth: int = 64) -> dict[str, Any] | None:
     while match := _TOKEN.match(text, position):
         position = match.end()
         kind = match.lastgroup
-        token = match.group(kind)
+        token = match.group(kind or 0)  # every alternative of _TOKEN is a named group
         if skip:
             skip += {"{": 1, "[": 1, "}": -1, "]": -1}.get(token, 0) if kind == "punct" else 0
             continue

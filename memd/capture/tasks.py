@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .text import join, shorten, string
-from .tools import LOW, MEDIUM, Limits, ToolView
+from .toolview import LOW, MEDIUM, Limits, ToolView
 
 __all__ = ["TASK_TOOLS", "task_view"]
 
@@ -46,7 +46,8 @@ def task_view(tool: str, tool_input: Any, tool_response: Any, limits: Limits) ->
     elif op == "list":
         tasks = [_task(t) for t in _records(res.get("tasks") or tool_response)]
     else:  # one task: the input names it, the response may add its id and state
-        tasks = [_task({**inp, **(res.get("task") if isinstance(res.get("task"), dict) else {})})]
+        task = res.get("task")
+        tasks = [_task({**inp, **(task if isinstance(task, dict) else {})})]
         tasks = [t for t in tasks if t]
     counts: dict[str, int] = {}
     for task in tasks:

@@ -17,7 +17,6 @@ from typing import NamedTuple
 import anyio
 import structlog
 
-from .. import spool
 from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from ..protocol import Error, Forget, Forgotten, Ingest, ProtocolError, Reply, decode_request
 from ..retrieve import layers
@@ -34,6 +33,7 @@ from ..store.forget import (
     scratch_index,
 )
 from ..store.listings import listing
+from . import spool
 from .erasure import erase
 from .indexer import Indexer
 from .search import Retriever

@@ -31,9 +31,9 @@ import structlog
 
 from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from ..capture.prepare import redaction_counts
+from ..capture.privacy import Redactions
 from ..capture.rescan import Content, Rescan
 from ..config import RetentionConfig
-from ..privacy import Redactions
 from ..protocol import ExportedEvent, Import, Imported, Ingest, Restore
 from ..store import Store
 from ..store.imports import same_text_stored, stored_keys, summarize_session

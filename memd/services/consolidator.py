@@ -14,8 +14,8 @@ import time
 import anyio
 import structlog
 
-from .config import EndlessConfig
-from .store import StoreError, Writer, consolidations
+from ..config import EndlessConfig
+from ..store import StoreError, Writer, consolidations
 
 __all__ = ["Consolidator"]
 

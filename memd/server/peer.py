@@ -19,8 +19,8 @@ def peer_uid(sock: socket.socket) -> int | None:
     """
     if hasattr(socket, "SO_PEERCRED"):
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
+        return int(struct.unpack("3i", creds)[1])
     if sys.platform == "darwin":
         creds = sock.getsockopt(0, _LOCAL_PEERCRED, _XUCRED.size + 4 * 16 + 2)
-        return _XUCRED.unpack_from(creds)[1]
+        return int(_XUCRED.unpack_from(creds)[1])
     return None

@@ -18,7 +18,7 @@ import os
 import re
 import time
 
-from .protocol import HEADER_SIZE, MAX_FRAME
+from memd_client.frame import HEADER_SIZE, MAX_FRAME
 
 __all__ = [
     "FAILED_DIR",

@@ -1,0 +1,113 @@
+"""Ingest: one hook event from the wire to the event log, and the context the hook answers with.
+
+The event is prepared by capture (privacy filter, classification), committed by the writer
+(group commit: the reply goes out once the event is durable), and then the background
+workers hear of it: the consolidator counts it, the indexer embeds it.  A live
+SessionStart or UserPromptSubmit is answered with the context for the agent; a replayed
+one (from the spool, or a restore) is not, as nobody reads the answer.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import structlog
+
+from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from ..context import UNCLOSED_PRIVATE_NOTICE, hook_output
+from ..protocol import CONTEXT_EVENTS, Error, Ingest, Ingested, Reply
+from ..store import EventError, Store, StoreError
+from .consolidator import Consolidator
+from .indexer import Indexer
+from .recall import Recall
+
+__all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
+
+log = structlog.get_logger("memd.ingest")
+
+INLINE_CAPTURE_BYTES = 64 * 1024
+"""Payloads up to this size are prepared on the event loop (~0.1-0.3 ms); larger ones
+(a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
+
+
+class Ingester:
+    """Commits hook events: ``ingest`` a hook's, ``replay`` one nobody waits for."""
+
+    def __init__(
+        self, capture: Capture, store: Store, recall: Recall, consolidator: Consolidator, indexer: Indexer | None
+    ) -> None:
+        self.capture = capture
+        self.store = store
+        self.recall = recall
+        self.consolidator = consolidator
+        self.indexer = indexer
+        self.skipped = 0
+        """Events capture chose not to store (``memctl status``)."""
+        self._capture_thread = anyio.CapacityLimiter(1)
+
+    async def replay(self, request: Ingest) -> Reply:
+        """A spooled or restored event: committed, with no context (nobody reads it)."""
+        return await self.ingest(request, live=False)
+
+    async def ingest(self, request: Ingest, *, live: bool = True) -> Reply:
+        """Commit one hook event; reply only once it is durable, with context if ``live``
+        and the hook wants some."""
+        try:
+            if len(request.payload) <= INLINE_CAPTURE_BYTES:
+                event = self.capture.prepare(request, time.time())
+            else:
+                event = await anyio.to_thread.run_sync(
+                    self.capture.prepare, request, time.time(), limiter=self._capture_thread
+                )
+        except InvalidPayload as exc:
+            size = request.size or len(request.payload)
+            await self.store.writer.reject(request.event or "?", size, str(exc))
+            log.warning("payload_refused", hook_event=request.event, size=size)
+            return Error(code="invalid_payload", message=f"{request.event} event not stored: {exc}")
+        if isinstance(event, Skipped):
+            self.skipped += 1
+            log.debug("skipped", hook_event=request.event, reason=event.reason)
+            return Ingested(event_id=0, skipped=event.reason)
+        root = project_root(event.cwd) if event.cwd else None
+        try:
+            committed = await self.store.writer.submit(event, root)
+        except EventError as exc:  # this event only, for good (it is in quarantine): not worth a retry soon
+            return Error(code="event_failed", message=str(exc))
+        except StoreError as exc:  # the batch's commit failed (a full disk, a lock): a later try may work
+            return Error(code="store_error", message=str(exc))
+        log.debug(
+            "ingested",
+            event_id=committed.event_id,
+            kind=event.kind,
+            size=event.size,
+            duplicate=committed.duplicate,
+            **{k: v for k, v in event.redactions.items() if v},
+        )
+        stdout = ""
+        if live and not committed.duplicate:  # a hook that fired twice gets its context once
+            stdout = await self._context(event)
+        if not committed.duplicate:
+            self.consolidator.notify()
+            if self.indexer is not None:  # after the context: embedding would compete with the query's
+                self.indexer.notify()
+        return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)
+
+    async def _context(self, event: NewEvent) -> str:
+        """The hook's stdout for Claude Code: context for the agent, a notice for the user.
+
+        A failure here costs the agent its context for this event, never the event: it is
+        committed already, so it is logged and the hook gets no context (a notice still goes out).
+        """
+        if event.event not in CONTEXT_EVENTS:
+            return ""
+        notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
+        try:
+            if event.event == "SessionStart":
+                context = await self.recall.session_start(event)
+            else:
+                context = await self.recall.prompt(event)
+            return hook_output(event.event, context=context, system_message=notice)
+        except Exception:
+            log.exception("context_failed", hook_event=event.event)
+            return hook_output(event.event, system_message=notice)
