@@ -9,7 +9,7 @@ confidence threshold (``[retrieval] min_confidence``).
 
 The fused run also shows how the confidences calibrate what memd does on its own: which
 smart_search rule fires (``memd/retrieve/smart.py``) and what a prompt would be given
-(``memd/recall.py``: details at >= PROMPT_HIGH, index lines at >= min_confidence, else
+(``memd/retrieve/prompt_gate.py``: details at >= PROMPT_HIGH, index lines at >= min_confidence, else
 nothing), for match queries against no-match traps.
 
     .venv/bin/python bench/retrieval.py [--verbose]
