@@ -68,7 +68,7 @@ from typing import Any, NamedTuple
 from corpus import Corpus
 from harness import REPO, Instance, isolated_daemon, markdown_table, parse_arguments, summary
 from retrieval import GOLDEN, drain, load
-from search import SCOPED, copy_corpus, ensure_database, queries  # search imports memd.embed before usearch
+from search import SCOPED, copy_corpus, ensure_database, queries  # search imports memd.services.embed before usearch
 
 from memd.config import ContextConfig
 from memd.context import detail_text, index_line

@@ -33,10 +33,10 @@ Parts (``--parts``, default both):
              plain read-only ``sqlite3`` connection: ``session_rows``, ``open_tasks``,
              ``take`` and their sum ``state.fresh``, the block's rendering
              (``continuation_lines`` + ``memory_block``); for clear ``state.latest``,
-             ``recall._starting_material`` and its rendering; the compact path's
+             ``memd.services.session_start.starting_material`` and its rendering; the compact path's
              writes on a second, writable connection: ``capture.prepare``, the
              SessionStart's commit (``write_batch``) and ``usage.record`` of the lines
-             injected.  A cProfile of ``state.fresh`` and ``_starting_material`` names
+             injected.  A cProfile of ``state.fresh`` and ``starting_material`` names
              their hot functions, and the plans of their main queries are shown.
              Target: daemon-side (socket round trip) compact p50 <= 15 ms at 100k.
 ``replay``   the three real transcripts of
@@ -111,9 +111,12 @@ from memd.capture.privacy import Privacy
 from memd.capture.snapshot import take
 from memd.config import CaptureConfig, PrivacyConfig
 from memd.context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, continuation_lines, expand_hint, memory_block
+from memd.continuity.carry_on import snapshot_aspects
 from memd.continuity.score import continuity
 from memd.protocol import Ingest, Ingested, Ping, Pong
-from memd.recall import _aspects, _not_a_question, _starting_material, memctl_command
+from memd.retrieve.prompt_gate import not_a_question
+from memd.services.recall import memctl_command
+from memd.services.session_start import starting_material
 from memd.store import state, usage
 from memd.store.batch import write_batch
 from memd.store.state import session_rows
@@ -282,7 +285,7 @@ def profile(database: str, root: str, project_id: int, sessions: list[str], reps
     name = root.rstrip("/").rsplit("/", 1)[-1]
     pieces = ("capture.prepare", "project_root", "write_batch (commit)", "session_rows", "open_tasks", "take")
     pieces += ("state.fresh (all three)", "render continuation", "usage.record (lines injected)")
-    pieces += ("state.latest", "_starting_material", "render standard")
+    pieces += ("state.latest", "starting_material", "render standard")
     ms: dict[str, list[float]] = {piece: [] for piece in pieces}
     rows_read: list[int] = []
     try:
@@ -308,7 +311,7 @@ def profile(database: str, root: str, project_id: int, sessions: list[str], reps
             _timed(t["usage.record (lines injected)"], usage.record, writer, ids, session, "injected", time.time())
             other = f"profile-{uuid.uuid4().hex}"
             _timed(t["state.latest"], state.latest, conn, project_id, other)
-            lines = _timed(t["_starting_material"], _starting_material, conn, project_id, other, now)
+            lines = _timed(t["starting_material"], starting_material, conn, project_id, other, now)
             attrs = {"project": name, "root": root, "mode": "standard", "reason": "clear"}
             _timed(
                 t["render standard"], memory_block, attrs, "What memd remembers.",
@@ -319,8 +322,8 @@ def profile(database: str, root: str, project_id: int, sessions: list[str], reps
                 rows_read.append(len(rows))
         hot = {
             "state.fresh": hotspots(sessions, lambda s: state.fresh(conn, s, project_id, time.time())),
-            "_starting_material": hotspots(
-                sessions, lambda _: _starting_material(conn, project_id, f"profile-{uuid.uuid4().hex}", time.time())
+            "starting_material": hotspots(
+                sessions, lambda _: starting_material(conn, project_id, f"profile-{uuid.uuid4().hex}", time.time())
             ),
         }
         foreign = [sum(t.session_id != s for t in _open_tasks(conn, project_id, time.time())) for s in sessions]
@@ -443,7 +446,7 @@ def first_prompt(hooks: list[Any]) -> str | None:
     for hook in hooks:
         if hook.event == "UserPromptSubmit":
             text = hook.payload["prompt"].strip()
-            if not _not_a_question(text) and is_substantive(text):
+            if not not_a_question(text) and is_substantive(text):
                 return text
     return None
 
@@ -464,8 +467,8 @@ def scored(database: str, of: str, session: str, prompt: str, offset_s: float) -
     new = {"topics": found.topics, "files": found.files, "entities": found.entities}
     hours = (time.time() - stored.snapshot.last_ts) / 3600
     now, real = (
-        continuity(new, _aspects(stored.snapshot), hours),
-        continuity(new, _aspects(stored.snapshot), hours + offset_s / 3600),
+        continuity(new, snapshot_aspects(stored.snapshot), hours),
+        continuity(new, snapshot_aspects(stored.snapshot), hours + offset_s / 3600),
     )
     return {
         "snapshot": stored.cite,
@@ -477,7 +480,7 @@ def scored(database: str, of: str, session: str, prompt: str, offset_s: float) -
         "real_score": real.score,
         "real_mode": real.mode,
         "prompt aspects": new,
-        "snapshot aspects": _aspects(stored.snapshot),
+        "snapshot aspects": snapshot_aspects(stored.snapshot),
     }
 
 

@@ -22,7 +22,7 @@ outputs, filler words, secondary names).  Real embedding runs at 5-25 texts/s he
 windows), so a million events cannot be embedded; instead
 ``build_database`` embeds each template's canonical text once with the real model
 (``template_vectors``, cached) and gives every text the indexer would embed for an event
-(``event_vectors``: the head and windows of ``memd.embed.event_windows``) the vector
+(``event_vectors``: the head and windows of ``memd.retrieve.windows.event_windows``) the vector
 of its template plus gaussian noise (sigma ``NOISE`` per dimension, cosine ~0.9 to the
 template), renormalized, stored as float16 in ``vectors``; the outbox rows are then
 marked done and the embedding version recorded, so a daemon opening the database sees a
@@ -753,7 +753,7 @@ def template_vectors(corpus: Corpus, cache_dir: str, models_dir: str, log: Calla
     path = os.path.join(cache_dir, f"templates-v{GENERATOR_VERSION}-seed{corpus.seed}.npy")
     if os.path.exists(path):
         return np.load(path)
-    from memd.embed import Embedder
+    from memd.services.embed import Embedder
 
     embedder = Embedder(EmbeddingConfig(), models_dir)
     embedder.load()
@@ -773,9 +773,9 @@ def template_vectors(corpus: Corpus, cache_dir: str, models_dir: str, log: Calla
 
 def event_vectors(title: str, text: str, kind: str) -> list[str]:
     """The texts the indexer embeds for one event (one vector each)."""
-    import memd.embed
+    from memd.retrieve.windows import event_windows
 
-    return memd.embed.event_windows(title, text, kind)
+    return event_windows(title, text, kind)
 
 
 def schema_key() -> str:
@@ -914,11 +914,11 @@ def main() -> int:
     args = parser.parse_args()
     templates, version = None, ""
     if not args.no_vectors:
-        import memd.embed  # fastembed before anything imports usearch
+        import memd.services.embed  # fastembed before anything imports usearch
 
         corpus = Corpus(args.seed)
         templates = template_vectors(corpus, args.cache, os.path.join(args.cache, "models"))
-        version = memd.embed.Embedder(EmbeddingConfig(), os.path.join(args.cache, "models")).version
+        version = memd.services.embed.Embedder(EmbeddingConfig(), os.path.join(args.cache, "models")).version
     stats = build_database(
         args.out, args.events, seed=args.seed, templates=templates, embedding_version=version, cjk=not args.no_cjk
     )

@@ -9,7 +9,7 @@ confidence threshold (``[retrieval] min_confidence``).
 
 The fused run also shows how the confidences calibrate what memd does on its own: which
 smart_search rule fires (``memd/retrieve/smart.py``) and what a prompt would be given
-(``memd/recall.py``: details at >= PROMPT_HIGH, index lines at >= min_confidence, else
+(``memd/retrieve/prompt_gate.py``: details at >= PROMPT_HIGH, index lines at >= min_confidence, else
 nothing), for match queries against no-match traps.
 
     .venv/bin/python bench/retrieval.py [--verbose]
@@ -31,7 +31,7 @@ from harness import REPO, isolated_daemon, markdown_table
 
 from memd.config import RetrievalConfig
 from memd.protocol import Ingest, Ingested, Search, SearchResults
-from memd.recall import PROMPT_HIGH
+from memd.retrieve.prompt_gate import PROMPT_HIGH
 from memd.retrieve.smart import choose
 from memd_client.rpc import Client
 

@@ -45,12 +45,12 @@ import anyio
 from corpus import GENERATOR_VERSION, PROJECTS, Corpus, build_database, schema_key, template_vectors
 from harness import isolated_daemon, markdown_table, summary
 
-import memd.embed  # first of memd: fastembed/onnxruntime before usearch (the other order segfaults)
+import memd.services.embed  # first of memd: fastembed/onnxruntime before usearch (the other order segfaults)
 from memd.config import EmbeddingConfig, RetrievalConfig
-from memd.indexer import Indexer
 from memd.protocol import Ingest, Ingested, Search, SearchResults
 from memd.query import compile_query
-from memd.retrieve.engine import Retriever, _lexical_lanes
+from memd.services.indexer import Indexer
+from memd.services.search import Retriever, lexical_lanes
 from memd.store import lanes as L
 from memd.store import open_store
 from memd.store.lanes import Filters, Frequencies
@@ -137,7 +137,7 @@ def ensure_database(n: int, seed: int) -> tuple[str, float | None]:
     corpus = Corpus(seed)
     models = os.path.join(CACHE, "models")
     templates = template_vectors(corpus, CACHE, models, log)
-    version = memd.embed.Embedder(EmbeddingConfig(), models).version
+    version = memd.services.embed.Embedder(EmbeddingConfig(), models).version
     started = time.perf_counter()
     build_database(path + ".partial", n, seed=seed, templates=templates, embedding_version=version, log=log)
     os.replace(path + ".partial", path)
@@ -223,7 +223,7 @@ async def steps(store, indexer: Indexer | None, qs: list[tuple[str, str]], reps:
                     continue
                 for lane in ("keyword", "trigram", "substring"):
                     t0 = time.perf_counter()
-                    _lexical_lanes(conn, query, filters, 20, frozenset({lane}), frequencies)
+                    lexical_lanes(conn, query, filters, 20, frozenset({lane}), frequencies)
                     timed(times.setdefault(f"{lane} lane (SQL)", []), t0)
                 if indexer is None or indexer.embedder is None or indexer.index is None:
                     continue

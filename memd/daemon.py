@@ -36,7 +36,6 @@ import structlog
 from memd_client.paths import Paths
 
 from .config import Config
-from .indexer import Indexer
 from .instance import InstanceLock, prepare_private_dir
 from .server.accept import Server, listen
 from .server.activation import inherited_socket
@@ -44,6 +43,7 @@ from .services.activity import Activity
 from .services.assembly import Services
 from .services.consolidator import Consolidator
 from .services.idle import IdleExit
+from .services.indexer import Indexer
 from .services.limits import connection_cap, raise_file_limit
 from .services.places import Places
 from .store import open_store, working_set

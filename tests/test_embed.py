@@ -9,15 +9,10 @@ import numpy as np
 import pytest
 from conftest import Instance
 
-from memd import embed
-from memd.embed import (
-    DEFAULT_MODEL_FILES,
-    ModelUnavailable,
-    assemble_default_model,
-    embedding_text,
-    event_windows,
-    windows,
-)
+from memd.config import EmbeddingConfig
+from memd.retrieve.windows import MAX_WINDOWS, WINDOW_TOKENS, _cost, embedding_text, event_windows, windows
+from memd.services import embed
+from memd.services.embed import DEFAULT_MODEL_FILES, ModelUnavailable, assemble_default_model
 
 
 def test_short_text_is_one_window_unchanged() -> None:
@@ -30,12 +25,12 @@ def test_short_text_is_one_window_unchanged() -> None:
 def test_long_text_becomes_overlapping_windows_of_whole_words() -> None:
     words = [f"word{n:04d}" for n in range(1000)]
     parts = windows(" ".join(words))
-    assert len(parts) == embed.MAX_WINDOWS
+    assert len(parts) == MAX_WINDOWS
     first, second = parts[0].split(), parts[1].split()
     assert first[0] == "word0000" and set(first) <= set(words) and set(second) <= set(words)
     assert first[-1] in second  # overlap: the next window starts before the previous one ended
     for part in parts:
-        assert sum(embed._cost(w) for w in part.split()) <= embed.WINDOW_TOKENS
+        assert sum(_cost(w) for w in part.split()) <= WINDOW_TOKENS
 
 
 def test_an_event_is_a_short_head_then_windows_over_all_of_it() -> None:
@@ -43,7 +38,7 @@ def test_an_event_is_a_short_head_then_windows_over_all_of_it() -> None:
     long = " ".join(f"word{n:04d}" for n in range(600))
     assert len(event_windows("Bash: pytest", long, "tool")) == 1  # output: the head only
     parts = event_windows("Bash: pytest", long, "tool_error")
-    assert len(parts) == embed.MAX_WINDOWS
+    assert len(parts) == MAX_WINDOWS
     assert parts[0].startswith("Bash: pytest word0000") and len(parts[0].split()) < len(parts[1].split())
     assert parts[1].startswith("Bash: pytest") and parts[1:] == windows(embedding_text("Bash: pytest", long), limit=3)
     assert event_windows("", "", "prompt") == []
@@ -51,9 +46,9 @@ def test_an_event_is_a_short_head_then_windows_over_all_of_it() -> None:
 
 def test_korean_and_giant_words_are_bounded_too() -> None:
     korean = windows("검색결과를확인했다 " * 200)
-    assert 1 < len(korean) <= embed.MAX_WINDOWS
+    assert 1 < len(korean) <= MAX_WINDOWS
     giant = windows("x" * 100_000)
-    assert len(giant) == embed.MAX_WINDOWS and all(len(p) <= 2 * embed.WINDOW_TOKENS for p in giant)
+    assert len(giant) == MAX_WINDOWS and all(len(p) <= 2 * WINDOW_TOKENS for p in giant)
 
 
 def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) -> None:
@@ -72,7 +67,7 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
 
 
 def test_the_default_model_reads_256_tokens(tmp_path: Path) -> None:
-    embedder = embed.Embedder(embed.EmbeddingConfig(), str(tmp_path))
+    embedder = embed.Embedder(EmbeddingConfig(), str(tmp_path))
     embedder.load()
     assert embedder.version == "sentence-transformers/all-MiniLM-L6-v2:384"
     assert embedder._require().model.tokenizer.truncation["max_length"] == embed.MODEL_TOKENS

@@ -33,7 +33,7 @@ from memd.protocol import (
     Verification,
     Verify,
 )
-from memd.recall import memctl_command
+from memd.services.recall import memctl_command
 from memd_client.rpc import DaemonError
 
 T0 = 1_793_527_200  # 2026-11-01 10:00 UTC

@@ -19,11 +19,11 @@ import pytest
 from conftest import Instance
 
 from memd.config import EmbeddingConfig
-from memd.embed import event_windows
-from memd.indexer import Indexer
+from memd.retrieve.windows import event_windows
+from memd.services.indexer import Indexer
+from memd.services.vectors import SCRATCH_KEYS, VectorIndex
 from memd.store import open_store, outbox
 from memd.store.schema import migrate
-from memd.vectors import SCRATCH_KEYS, VectorIndex
 
 # --- the outbox, by the clock ----------------------------------------------------------
 

@@ -26,7 +26,7 @@ from ..paths import Paths
 from .findings import RESTART, START, Finding, plural
 
 if TYPE_CHECKING:
-    from memd.embed import ModelFile
+    from memd.services.embed import ModelFile
 
 
 # --- database ---------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def gather_index(paths: Paths, config: Config) -> IndexFacts:
             stored, top = stored_vectors(conn)
             if not version:
                 return empty._replace(stored=stored, top=top)
-            from memd.vectors import index_path  # onnxruntime and usearch, in the order that works
+            from memd.services.vectors import index_path  # onnxruntime and usearch, in the order that works
 
             path = index_path(os.path.join(paths.data_dir, "vectors"), version)
             if not os.path.exists(path):
@@ -338,7 +338,7 @@ def gather_model(config: Config) -> ModelFacts:
     if not embedding.enabled:
         return ModelFacts(False, embedding.model, False, ())
     try:
-        from memd import embed  # fastembed, and with it onnxruntime (~0.4 s)
+        from memd.services import embed  # fastembed, and with it onnxruntime (~0.4 s)
     except Exception as exc:  # a broken install shows as any kind of error
         return ModelFacts(True, embedding.model, True, (), f"{type(exc).__name__}: {exc}")
     if embedding.model != embed.DEFAULT_MODEL:
@@ -352,7 +352,7 @@ def gather_model(config: Config) -> ModelFacts:
 
 
 def _model_file(name: str, spec: ModelFile, requirement: str) -> ModelFileFacts:
-    from memd.embed import file_sha256  # loaded already by gather_model
+    from memd.services.embed import file_sha256  # loaded already by gather_model
 
     try:
         dist = importlib.metadata.distribution(spec.package)

@@ -48,8 +48,8 @@ from ..protocol import (
     Verify,
     decode_request,
 )
-from ..recall import NotFound
 from ..services.assembly import Services
+from ..services.errors import NotFound
 
 __all__ = ["Dispatch", "Handler", "routes"]
 

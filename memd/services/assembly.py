@@ -11,11 +11,6 @@ from __future__ import annotations
 from ..capture import Capture
 from ..capture.privacy import Privacy
 from ..config import Config
-from ..importer import Importer
-from ..indexer import Indexer
-from ..lifecycle import Lifecycle
-from ..recall import Recall
-from ..retrieve.engine import Retriever
 from ..store import Store
 from .activity import Activity
 from .browse import Browse
@@ -23,10 +18,15 @@ from .bulk import BulkLoad
 from .consolidator import Consolidator
 from .drain import SpoolDrain
 from .endless import EndlessSwitch
+from .importer import Importer
+from .indexer import Indexer
 from .ingest import Ingester
 from .janitor import Janitor
+from .lifecycle import Lifecycle
 from .places import Places
 from .rebuild import Rebuilder
+from .recall import Recall
+from .search import Retriever
 from .status import Reports
 
 __all__ = ["Services"]

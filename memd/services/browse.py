@@ -7,9 +7,9 @@ least one), so that one request cannot make it read the whole store into a reply
 from __future__ import annotations
 
 from ..protocol import Events, History, Search, SearchResults, SmartResults, SmartSearch
-from ..recall import Recall
-from ..retrieve.engine import Retriever
 from ..store import Store, queries
+from .recall import Recall
+from .search import Retriever
 
 __all__ = ["MAX_LIMIT", "Browse", "clamp"]
 

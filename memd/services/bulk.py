@@ -7,10 +7,10 @@ batch stored events, the background workers hear of them as of live ones.
 
 from __future__ import annotations
 
-from ..importer import Importer
-from ..indexer import Indexer
 from ..protocol import Import, Imported, Restore
 from .consolidator import Consolidator
+from .importer import Importer
+from .indexer import Indexer
 
 __all__ = ["IMPORT_QUIET", "BulkLoad"]
 

@@ -7,8 +7,8 @@ memories it made.
 from __future__ import annotations
 
 from ..protocol import Endless, EndlessStatus
-from ..recall import Recall
 from .consolidator import Consolidator
+from .recall import Recall
 
 __all__ = ["EndlessSwitch"]
 

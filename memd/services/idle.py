@@ -15,10 +15,10 @@ from collections.abc import Callable
 import anyio
 import structlog
 
-from ..indexer import Indexer
 from ..store import Readers, outbox
 from .activity import Activity
 from .consolidator import Consolidator
+from .indexer import Indexer
 
 __all__ = ["BUSY_RECHECK", "IdleExit", "embedding_pending"]
 

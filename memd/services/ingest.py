@@ -16,11 +16,11 @@ import structlog
 
 from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from ..context import UNCLOSED_PRIVATE_NOTICE, hook_output
-from ..indexer import Indexer
 from ..protocol import CONTEXT_EVENTS, Error, Ingest, Ingested, Reply
-from ..recall import Recall
 from ..store import EventError, Store, StoreError
 from .consolidator import Consolidator
+from .indexer import Indexer
+from .recall import Recall
 
 __all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
 

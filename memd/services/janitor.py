@@ -20,12 +20,13 @@ import anyio
 import structlog
 
 from ..config import RetentionConfig
-from ..indexer import Indexer
-from ..lifecycle import Lifecycle, listing
 from ..protocol import Collected, Gc
 from ..store import Store, StoreError, settings
 from ..store.forget import plan
+from ..store.listings import listing
 from ..store.retention import LAST_RUN, SWITCH_AT_START_BYTES, Policy, measure, select, switch_to_incremental
+from .indexer import Indexer
+from .lifecycle import Lifecycle
 
 __all__ = ["INTERVAL", "Janitor", "seconds_until_due"]
 

@@ -11,10 +11,10 @@ import time
 
 import structlog
 
-from ..indexer import Indexer
 from ..protocol import Rebuild, Rebuilt
 from ..store import Store, outbox
 from ..store.schema import rebuild_keyword_indexes
+from .indexer import Indexer
 
 __all__ = ["Rebuilder"]
 

@@ -9,7 +9,6 @@ import time
 from memd_client.frame import PROTOCOL_VERSION
 
 from .. import __version__
-from ..indexer import Indexer
 from ..protocol import (
     CommitsFailing,
     EmbeddingStatus,
@@ -20,14 +19,15 @@ from ..protocol import (
     Status,
     StatusReport,
 )
-from ..recall import Recall
 from ..store import Store, outbox, queries
 from ..store.trouble import CommitHealth
 from . import spool
 from .activity import Activity
+from .indexer import Indexer
 from .ingest import Ingester
 from .limits import file_limit
 from .places import Places
+from .recall import Recall
 
 __all__ = ["Reports", "commits_failing"]
 

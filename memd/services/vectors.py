@@ -14,7 +14,7 @@ connectivity 16, expansion 64 when searching.
 
 The index file is written to a temporary name and renamed over the old one, so a
 crash mid-save leaves the previous file intact.  Not thread-safe by itself: the owner
-(``memd.indexer``) serializes writers; searches may run alongside them (usearch
+(``memd.services.indexer``) serializes writers; searches may run alongside them (usearch
 supports concurrent reads and additions).
 """
 
@@ -87,12 +87,14 @@ class VectorIndex:
         if not os.path.exists(self.path):
             return False
         try:
-            restored = Index.restore(self.path, view=False)
+            # The file holds the graph, not the search parameters: they are given again here.
+            restored = Index.restore(
+                self.path, view=False, expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH
+            )
         except (ValueError, RuntimeError, OSError):
             return False
         if restored is None or restored.ndim != self.dim:
             return False
-        restored.expansion_search = EXPANSION_SEARCH
         self._index = restored
         return True
 
@@ -126,11 +128,11 @@ class VectorIndex:
             self.dirty = True
             scratch = SCRATCH_KEYS + np.arange(freed, dtype=np.uint64)
             filler = np.random.default_rng().standard_normal((freed, self.dim), dtype=np.float32)
-            self._index.expansion_add = FILLER_EXPANSION
+            _set_expansion_add(self._index, FILLER_EXPANSION)
             try:
                 self._index.add(scratch, filler, threads=0)
             finally:
-                self._index.expansion_add = EXPANSION_ADD
+                _set_expansion_add(self._index, EXPANSION_ADD)
             self._index.remove(scratch)
 
     def clear(self) -> None:
@@ -167,3 +169,9 @@ class VectorIndex:
                 if name.startswith("vectors-") and path != self.path:
                     with contextlib.suppress(OSError):
                         os.unlink(path)
+
+
+def _set_expansion_add(index: Index, breadth: int) -> None:
+    """Change how widely additions search for neighbours.  usearch's ``Index`` has a setter
+    for it, defined apart from its getter, which mypy reads as a read-only property."""
+    index.expansion_add = breadth  # type: ignore[misc]  # the setter exists (usearch/index.py)

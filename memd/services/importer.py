@@ -29,17 +29,17 @@ import anyio
 import msgspec
 import structlog
 
-from .capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
-from .capture.prepare import redaction_counts
-from .capture.privacy import Redactions
-from .capture.rescan import Content, Rescan
-from .config import RetentionConfig
-from .protocol import ExportedEvent, Import, Imported, Ingest, Restore
-from .store import Store
-from .store.batch import atomically
-from .store.events import refresh_snapshot, refresh_summary
-from .store.restore import restore
-from .store.retention import Policy, expired_on_arrival
+from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from ..capture.prepare import redaction_counts
+from ..capture.privacy import Redactions
+from ..capture.rescan import Content, Rescan
+from ..config import RetentionConfig
+from ..protocol import ExportedEvent, Import, Imported, Ingest, Restore
+from ..store import Store
+from ..store.batch import atomically
+from ..store.imports import same_text_stored, stored_keys, summarize_session
+from ..store.restore import restore
+from ..store.retention import Policy, expired_on_arrival
 
 __all__ = ["Importer"]
 
@@ -50,6 +50,8 @@ TEXT_KINDS = ("prompt", "assistant", "compact_summary", "subagent_stop")
 
 
 class Importer:
+    """``Import`` (transcripts) and ``Restore`` (an export) requests (see the module doc)."""
+
     def __init__(self, capture: Capture, store: Store, retention: RetentionConfig) -> None:
         self.capture = capture
         self.store = store
@@ -86,7 +88,7 @@ class Importer:
         ingests = [Ingest(event=e.event, sent_at_ns=e.at_ns, payload=e.payload) for e in request.events]
         # Events stored before (a second import) cost a key, not the privacy filter.
         keys = await anyio.to_thread.run_sync(self._keys, ingests, limiter=self._prepare_thread)
-        stored_before = await self.store.readers.run(_stored_keys, [k for k in keys if k])
+        stored_before = await self.store.readers.run(stored_keys, [k for k in keys if k])
         new = [ingest for ingest, key in zip(ingests, keys, strict=True) if key not in stored_before]
         events, skipped, refused = await anyio.to_thread.run_sync(self._prepare, new, limiter=self._prepare_thread)
         prepared = len(events)
@@ -104,7 +106,7 @@ class Importer:
             for index, event in enumerate(fresh):
                 group.start_soon(submit, index, event)
         for session in request.finished:
-            await self.store.writer.call(atomically(_summarize), session, now)
+            await self.store.writer.call(atomically(summarize_session), session, now)
         duplicates = len(ingests) - len(new) + len(events) - len(fresh) + sum(results)
         stored, expired = len(fresh) - sum(results), prepared - len(events)
         log.info("imported", stored=stored, duplicates=duplicates, skipped=skipped, refused=refused, expired=expired)
@@ -141,28 +143,11 @@ def _refiltered(rescan: Rescan, events: list[ExportedEvent]) -> tuple[list[Expor
     return out, total
 
 
-def _stored_keys(conn: sqlite3.Connection, keys: list[str]) -> set[str]:
-    marks = ",".join("?" * len(keys))
-    return {row[0] for row in conn.execute(f"SELECT idem_key FROM events WHERE idem_key IN ({marks})", keys)}
-
-
-_SAME_TEXT = "SELECT 1 FROM events WHERE session_id = ? AND +kind = ? AND text = ? LIMIT 1"
-"""``+kind``: a session has few events, a kind many: SQLite must search the session's index."""
-
-
 def _not_captured(conn: sqlite3.Connection, events: list[NewEvent]) -> list[NewEvent]:
     """``events`` without those live capture stored already (text kinds: same session,
     kind and text; the others carry live's key and the writer drops them)."""
     return [
         e
         for e in events
-        if e.kind not in TEXT_KINDS
-        or not e.session_id
-        or not conn.execute(_SAME_TEXT, (e.session_id, e.kind, e.text)).fetchone()
+        if e.kind not in TEXT_KINDS or not e.session_id or not same_text_stored(conn, e.session_id, e.kind, e.text)
     ]
-
-
-def _summarize(conn: sqlite3.Connection, session: str, now: float) -> None:
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone():
-        refresh_summary(conn, session, None, now)
-        refresh_snapshot(conn, session, None, now)

@@ -1,4 +1,8 @@
-"""The retrieval engine: ``Retriever.search`` over the lanes, fused and explained.
+"""Search: ``Retriever.search`` runs the lanes concurrently, fuses them and explains each hit.
+
+    keyword | trigram | substring    one worker thread (``memd.retrieve.lanes``)
+    vector                          the indexer, alongside (``memd.services.indexer``)
+    fuse, weigh, explain            one more thread hop (``memd.retrieve.hits``)
 
 Scope is the caller's project by default (``cwd``), a named project, or all of them.
 While the embedding model loads (or if it cannot), search runs on the keyword lanes
@@ -14,26 +18,23 @@ from collections.abc import Sequence
 import anyio
 
 from ..capture import project_root
-from ..capture.text import parse_meta
 from ..config import RetrievalConfig
-from ..indexer import Indexer
 from ..protocol import Hit, Search, SearchResults
 from ..query import Query, compile_query
+from ..retrieve.hits import close_neighbors, in_context_last, one_per_session, pool_size, shortlist, to_hits, weigh
+from ..retrieve.rank import fuse
 from ..store import Readers, lanes, layers
 from ..store.lanes import Filters
-from .digest import detail_tokens, files_of, summary
-from .rank import Matcher, confidence, fuse, one_digest_per_session, penalty, score, snippet
+from .indexer import Indexer
 
-__all__ = ["Retriever"]
+__all__ = ["LANES", "Retriever", "lexical_lanes"]
 
-MIN_POOL = 20
-"""Candidates each lane contributes at least; more for larger limits."""
-VECTOR_FLOOR = 0.2
-"""Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
 LANES = ("keyword", "trigram", "substring", "vector")
 
 
 class Retriever:
+    """Search for one daemon: the lanes over its readers and indexer, and the project ids it has seen."""
+
     def __init__(self, readers: Readers, indexer: Indexer | None, config: RetrievalConfig) -> None:
         self.readers = readers
         self.indexer = indexer
@@ -80,13 +81,13 @@ class Retriever:
     ) -> tuple[str, str, list[Hit]]:
         """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
         ``in_context``: a session whose events since its last compaction rank after all others."""
-        pool = max(MIN_POOL, 2 * limit)
+        pool = pool_size(limit)
         wanted = frozenset(lanes_wanted or LANES)
         ranked: dict[str, list[int]] = {}
         neighbors: list[tuple[int, float]] | None = None
 
         async def lexical() -> None:
-            ranked.update(await self.readers.run(_lexical_lanes, query, filters, pool, wanted, self._frequencies))
+            ranked.update(await self.readers.run(lexical_lanes, query, filters, pool, wanted, self._frequencies))
 
         async def semantic() -> None:
             nonlocal neighbors
@@ -149,71 +150,24 @@ def _rank(
     config: RetrievalConfig,
     in_context: str | None = None,
 ) -> list[Hit]:
-    """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits."""
+    """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits
+    (``memd.retrieve.hits``; the reads they need, on one connection)."""
     similarity: dict[int, float] = {}
     if neighbors is not None:
-        close = [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
-        by_event = lanes.vector_events(conn, close, filters, pool)
+        by_event = lanes.vector_events(conn, close_neighbors(neighbors), filters, pool)
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
     fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
-    shortlist = sorted(fused, key=lambda event_id: -fused[event_id])[: max(MIN_POOL, 2 * limit)]
-    docs = lanes.docs(conn, shortlist)
-    citations = layers.cites(conn, shortlist)
-    matcher = Matcher(query)
-    now = time.time()
-    scored = []
-    for event_id in shortlist:
-        doc = docs.get(event_id)
-        if doc is None:  # deleted between the lanes and now
-            continue
-        evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
-        sim = similarity.get(event_id)
-        sure = confidence(evidence.coverage, sim if neighbors is not None else None, penalty(doc.text or doc.title))
-        if not evidence.matched and sure == 0:
-            continue  # a weak neighbour with none of the words: not worth a line
-        rank = score(
-            sure,
-            fused[event_id],
-            phrase=evidence.phrase,
-            age_days=(now - doc.client_ts) / 86400,
-            importance=doc.importance,
-            half_life_days=config.recency_half_life_days,
-            level=doc.level,
-        )
-        scored.append((rank, doc, evidence, sure, sim))
-    scored.sort(key=lambda item: -item[0])
+    candidates = shortlist(fused, limit)
+    docs = lanes.docs(conn, candidates)
+    citations = layers.cites(conn, candidates)
+    scored = weigh(candidates, docs, fused, similarity, neighbors is not None, query, time.time(), config)
     if in_context is not None:
-        start = lanes.context_start(conn, in_context)
-        scored.sort(key=lambda item: item[1].session_id == in_context and item[1].id > start)  # stable
-    keep = one_digest_per_session([(doc.kind, doc.session_id) for _, doc, *_ in scored])
-    scored = [item for item, kept in zip(scored, keep, strict=True) if kept]
-    positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
-    return [
-        Hit(
-            id=doc.id,
-            cite=citations.get(doc.id, ""),
-            kind=doc.kind,
-            tool=doc.tool,
-            title=doc.title,
-            snippet=snippet(doc.text or doc.title, evidence.matched),
-            score=round(rank, 4),
-            confidence=sure,
-            session_id=doc.session_id,
-            received_at=doc.received_at,
-            client_ts=doc.client_ts,
-            project=doc.project,
-            lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
-            matched=list(evidence.matched),
-            similarity=sim,
-            summary=summary(doc.kind, doc.title, doc.text),
-            tokens=detail_tokens(doc.kind, doc.title, doc.text, doc.project, files_of(parse_meta(doc.meta))),
-        )
-        for rank, doc, evidence, sure, sim in scored[:limit]
-    ]
+        scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
+    return to_hits(one_per_session(scored), citations, ranked, limit)
 
 
-def _lexical_lanes(
+def lexical_lanes(
     conn: sqlite3.Connection,
     query: Query,
     filters: Filters,
@@ -221,6 +175,7 @@ def _lexical_lanes(
     wanted: frozenset[str],
     frequencies: lanes.Frequencies,
 ) -> dict[str, list[int]]:
+    """The lexical lanes ``wanted``, each its ranked event ids (``pool`` at most)."""
     found = {}
     if "keyword" in wanted:
         found["keyword"] = lanes.keyword(conn, query, filters, pool, frequencies)

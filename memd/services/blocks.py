@@ -1,0 +1,93 @@
+"""The ``<memory-context>`` blocks that carry work on from session to session, each
+rendered within its budget (``memd.context.memory_block``) and logged as injected
+(``memd.services.uses``):
+
+    continuation   where the work stands: a session's working state (``continuity/snapshot.py``)
+    previously     one line on where the project's last session left off (a topic shift)
+
+Which block a session or a prompt gets is decided by ``memd.services.session_start`` (which
+also renders the standard block, when there is nothing to carry on) and
+``memd.services.prompt_context``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..capture.snapshot import Snapshot
+from ..config import Config
+from ..context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, Line, continuation_lines, day, memory_block
+from ..continuity.carry_on import left_off
+from ..retrieve.digest import summary
+from ..store import Store, state
+from .uses import record_uses
+
+__all__ = ["Blocks", "project_name"]
+
+
+def project_name(root: str) -> str:
+    """A project's name in a block: the last part of its root."""
+    return root.rstrip("/").rsplit("/", 1)[-1] or root
+
+
+class Blocks:
+    """Renders the blocks that carry work on, and logs what each injected."""
+
+    def __init__(self, store: Store, config: Config, hint: str) -> None:
+        self.store = store
+        self.config = config
+        self.hint = hint
+        """The line that tells an agent how to expand what a block cites."""
+
+    async def continuation(
+        self, session: str | None, root: str, snapshot: Snapshot, why: str, *, since: Sequence[state.Recent] = (),
+        max_chars: int = MAX_CONTEXT_CHARS, extra: Sequence[int] = (),
+    ) -> str:  # fmt: skip
+        """Where the work in ``root`` stands (``snapshot``), with what other sessions did
+        ``since``; ``extra``: ids logged as injected with it (the snapshot's own)."""
+        if snapshot.empty:
+            return ""
+        later = [
+            Line(
+                CONTINUATION_SECTIONS[-1],
+                f"[mem:{r.cite}] {day(r.ts)} {r.kind}: {summary(r.kind, r.title, r.text)}",
+                r.id,
+            )
+            for r in since
+        ]
+        name = project_name(root)
+        block, kept = memory_block(
+            {"project": name, "root": root, "mode": "continuation", "reason": why},
+            f"Where the work in {name} stands, from memd. Each item cites its source: check it before relying on it.",
+            CONTINUATION_SECTIONS,
+            continuation_lines(snapshot, later),
+            root=root,
+            hint=self.hint,
+            budget=self.config.context.session_start_budget,
+            max_chars=max_chars,
+        )
+        if block:
+            await record_uses(self.store, [line.event_id for line in kept] + list(extra), session, "injected")
+        return block
+
+    async def previously(self, session: str, root: str, stored: state.Stored, why: str, max_chars: int) -> str:
+        """A topic shift: one line on where the last session left off, so the agent can ask for
+        more (the snapshot's id expands it) without being handed all of it."""
+        snapshot = stored.snapshot
+        where = left_off(snapshot)
+        if not where:
+            return ""
+        line = Line("Previously", f"[mem:{stored.cite}] {day(snapshot.last_ts)}: {where}", stored.event_id)
+        block, kept = memory_block(
+            {"project": project_name(root), "root": root, "mode": "previously", "reason": why},
+            "The last session in this project was about something else; its working state is one id away.",
+            ("Previously",),
+            [line],
+            root=root,
+            hint=self.hint,
+            budget=self.config.context.prompt_budget,
+            max_chars=max_chars,
+        )
+        if block:
+            await record_uses(self.store, [item.event_id for item in kept], session, "injected")
+        return block

@@ -1,0 +1,125 @@
+"""The context a prompt gets (UserPromptSubmit): memories relevant to it, when memd is
+confident enough (``memd.retrieve.prompt_gate`` decides what), and, at the first prompt of
+a session that started fresh, the carry-on from the project's last session.
+
+The prompt is searched in its project, leaving out the prompt's own session (its events
+are in the agent's context already).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..capture import NewEvent
+from ..config import Config
+from ..context import MAX_CONTEXT_CHARS, Line, detail_text, fit_detail, index_line, memory_block
+from ..continuity.carry_on import prompt_aspects, snapshot_aspects
+from ..continuity.score import continuity
+from ..query import compile_query
+from ..retrieve import layers
+from ..retrieve.prompt_gate import (
+    CONTINUATION_CHARS,
+    PROMPT_HIGH,
+    PROMPT_KINDS,
+    PROMPT_MIN_IMPORTANCE,
+    PROMPT_SEARCHED,
+    not_a_question,
+    suggestions,
+)
+from ..store import Store, state, usage
+from ..store.lanes import Filters
+from .blocks import Blocks, project_name
+from .search import Retriever
+from .session_start import SessionStart
+from .uses import record_uses
+
+__all__ = ["PromptContext"]
+
+
+class PromptContext:
+    """The UserPromptSubmit block (see the module doc)."""
+
+    def __init__(
+        self, store: Store, retriever: Retriever, config: Config, blocks: Blocks, session_start: SessionStart
+    ) -> None:
+        self.store = store
+        self.retriever = retriever
+        self.config = config
+        self.blocks = blocks
+        self.session_start = session_start
+        """Whose endless switch the first prompt follows."""
+
+    async def block(self, event: NewEvent) -> str:
+        """Memories relevant to the prompt, when memd is confident enough (see the module doc)."""
+        text = event.text.strip()
+        if not self.config.context.prompt or not event.cwd or not text or not_a_question(text):
+            return ""
+        root, project_id = await self.retriever.project(event.cwd)
+        if project_id is None:
+            return ""
+        opening = await self._first_prompt(event, root, project_id)  # first: its items are then "given"
+        query = compile_query(text)
+        if not query.groups and not query.cjk:
+            return opening
+        filters = Filters(
+            project_id=project_id, kinds=PROMPT_KINDS, min_importance=PROMPT_MIN_IMPORTANCE,
+            not_session=event.session_id,
+        )  # fmt: skip
+        _mode, _notice, hits = await self.retriever.ranked(query, filters, PROMPT_SEARCHED)
+        given = await self.store.readers.run(usage.injected, event.session_id) if event.session_id else frozenset()
+        hits = shown = suggestions(hits, given, self.config.retrieval.min_confidence)
+        if not hits:
+            return opening
+        lines: list[Line] = []
+        if hits[0].confidence >= PROMPT_HIGH:
+            full = await self.store.readers.run(layers.details, [hits[0].id])
+            budget = self.config.context.prompt_budget * 2 // 3  # the rest for the other hits' lines
+            if detail := full.get(hits[0].id):
+                detail.project = None  # the block's own project
+            if detail and (fitted := fit_detail(detail, budget, self.config.context.citation_format)):
+                text = detail_text(fitted, self.config.context.citation_format)
+                lines.append(Line("Most relevant", text, detail.id, bullet=False))
+                hits = hits[1:]
+        lines += [Line("Maybe relevant", index_line(hit), hit.id) for hit in hits]
+        room = MAX_CONTEXT_CHARS - len(opening) - 2
+        block, kept = memory_block(
+            {"project": project_name(root), "for": "prompt"},
+            "Memories from earlier sessions that match this prompt (memd)."
+            " Cite them by id; verify before relying on them.",
+            ("Most relevant", "Maybe relevant"),
+            lines,
+            root=root,
+            hint=self.blocks.hint,
+            budget=self.config.context.prompt_budget,
+            max_chars=room,
+        ) if room > 500 else ("", [])  # fmt: skip
+        if block:
+            found = {hit.id: hit.confidence for hit in shown}
+            await record_uses(self.store, [line.event_id for line in kept], event.session_id, "injected", found)
+        return "\n\n".join(part for part in (opening, block) if part)
+
+    async def _first_prompt(self, event: NewEvent, root: str, project_id: int) -> str:
+        """At the first prompt of a session that started fresh (startup, clear), the prompt is
+        the best evidence of intent: if it carries on the project's last session (seamless),
+        that session's working state; on a topic shift, one line on where it left off; unless
+        this session already had it."""
+        if not event.session_id or not await self.session_start.endless():
+            return ""
+        info = await self.store.readers.run(state.session_info, event.session_id)
+        if info.prompts != 1 or info.source not in (None, "startup", "clear"):
+            return ""
+        stored = await self.store.readers.run(state.latest, project_id, event.session_id)
+        if stored is None or stored.event_id in await self.store.readers.run(usage.injected, event.session_id):
+            return ""
+        now = time.time()
+        new = prompt_aspects(event.text)
+        measured = continuity(new, snapshot_aspects(stored.snapshot), (now - stored.snapshot.last_ts) / 3600)
+        if measured.mode == "topic_shift":
+            why = f"first prompt: {measured.reason}, topic shift"
+            return await self.blocks.previously(event.session_id, root, stored, why, CONTINUATION_CHARS)
+        if measured.mode != "seamless":
+            return ""
+        why = f"first prompt: {measured.reason}, seamless"
+        return await self.blocks.continuation(
+            event.session_id, root, stored.snapshot, why, max_chars=CONTINUATION_CHARS, extra=[stored.event_id]
+        )
