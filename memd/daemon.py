@@ -41,7 +41,7 @@ from .server.accept import Server, listen
 from .server.activation import inherited_socket
 from .services.activity import Activity
 from .services.assembly import Services
-from .services.consolidator import Consolidator
+from .services.consolidation import Consolidator
 from .services.idle import IdleExit
 from .services.indexer import Indexer
 from .services.limits import connection_cap, raise_file_limit

@@ -231,8 +231,8 @@ def test_the_working_set_keeps_the_salient_recent_events(db: sqlite3.Connection)
 
 
 def test_groups_merge_and_consolidation_confidence() -> None:
-    from memd.continuity.consolidate import consolidate, groups, set_key
-    from memd.store.consolidations import Source
+    from memd.continuity.consolidation import consolidate, groups, set_key
+    from memd.store.consolidation import Source
 
     def source(n: int, text: str, files: tuple[str, ...] = ()) -> Source:
         return Source(n, f"C{n:05d}", "prompt", f"Prompt: {text[:20]}", text, files, n * 600.0)

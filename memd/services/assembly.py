@@ -15,7 +15,7 @@ from ..store import Store
 from .activity import Activity
 from .browse import Browse
 from .bulk import BulkLoad
-from .consolidator import Consolidator
+from .consolidation import Consolidator
 from .drain import SpoolDrain
 from .endless import EndlessSwitch
 from .importer import Importer

@@ -8,7 +8,7 @@ batch stored events, the background workers hear of them as of live ones.
 from __future__ import annotations
 
 from ..protocol import Import, Imported, Restore
-from .consolidator import Consolidator
+from .consolidation import Consolidator
 from .importer import Importer
 from .indexer import Indexer
 

@@ -7,7 +7,7 @@ memories it made.
 from __future__ import annotations
 
 from ..protocol import Endless, EndlessStatus
-from .consolidator import Consolidator
+from .consolidation import Consolidator
 from .recall import Recall
 
 __all__ = ["EndlessSwitch"]

@@ -17,7 +17,7 @@ import structlog
 
 from ..store import Readers, outbox
 from .activity import Activity
-from .consolidator import Consolidator
+from .consolidation import Consolidator
 from .indexer import Indexer
 
 __all__ = ["BUSY_RECHECK", "IdleExit", "embedding_pending"]

@@ -18,7 +18,7 @@ from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
 from ..context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from ..protocol import CONTEXT_EVENTS, Error, Ingest, Ingested, Reply
 from ..store import EventError, Store, StoreError
-from .consolidator import Consolidator
+from .consolidation import Consolidator
 from .indexer import Indexer
 from .recall import Recall
 

@@ -1,5 +1,8 @@
 """Consolidation: the working set's events grouped by topic, each group of 3 or more summed
-up in one memory that cites them.  Pure: ``groups`` and ``consolidate``.
+up in one memory that cites them.  ``groups`` and ``consolidate`` are pure; ``run`` is one
+pass over the database, on the writer's thread (``writer.call(consolidation.run, now)``):
+the working sets' new events in, consolidated memories (kind ``consolidated``, searchable
+and citable) out, in one transaction, the reads and writes ``store/consolidation.py``'s.
 
     1. each event's topics: its 5 most mentioned content words, and ``file:`` + each file
     2. one group per topic shared by 3+ events; groups overlapping by more than half
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
@@ -23,9 +27,12 @@ from typing import Final, NamedTuple
 
 from ..capture.extract import topics
 from ..retrieve.digest import LONG_FORM
-from ..store.consolidations import Source
+from ..store import consolidation as table
+from ..store.batch import atomically
+from ..store.consolidation import Source
+from ..store.events import insert_derived
 
-__all__ = ["MIN_GROUP", "Consolidated", "consolidate", "groups", "set_key"]
+__all__ = ["MIN_GROUP", "Consolidated", "consolidate", "groups", "run", "set_key"]
 
 MIN_GROUP: Final = 3
 TOPICS_PER_EVENT: Final = 5
@@ -113,3 +120,30 @@ def consolidate(members: Sequence[Source], group_topics: Sequence[str]) -> Conso
 def set_key(event_ids: Sequence[int]) -> str:
     """The identity of a set of events: the same set is never consolidated twice."""
     return hashlib.sha256(",".join(map(str, sorted(event_ids))).encode()).hexdigest()[:32]
+
+
+def _run(conn: sqlite3.Connection, now: float) -> int:
+    made = 0
+    for project_id in table.working_set_projects(conn):
+        sources = {source.id: source for source in table.candidates(conn, project_id)}
+        taken: set[int] = set()
+        for ids, shared in groups(list(sources.values())):
+            members = [sources[i] for i in sorted(ids - taken)]
+            key = set_key([m.id for m in members])
+            if len(members) < MIN_GROUP or table.is_consolidated(conn, key):
+                continue
+            memory = consolidate(members, shared)
+            meta = {"sources": list(memory.sources), "topics": list(memory.topics), "files": list(memory.files),
+                    "confidence": memory.confidence}  # fmt: skip
+            event_id = insert_derived(
+                conn, f"consolidated:{key}", None, project_id, "consolidated", memory.title, memory.text, meta, 2,
+                max(m.ts for m in members), now,
+            )  # fmt: skip
+            table.record(conn, event_id, key, memory.confidence, memory.sources, now)
+            taken.update(memory.sources)
+            made += 1
+    return made
+
+
+run = atomically(_run)
+"""Consolidate every project's working set (one transaction); return the memories made."""

@@ -1,7 +1,7 @@
 """Consolidation's tables: the working-set events no consolidation took yet, and the record
 of each consolidated memory (``consolidations``, ``consolidation_sources``).  The grouping
-and the memory itself are ``continuity/consolidate.py``'s; ``continuity/consolidations.py``
-runs one pass on the writer's thread."""
+and the memory itself, and the pass that runs on the writer's thread, are
+``continuity/consolidation.py``'s; the service that schedules it is ``services/consolidation.py``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The consolidator: one background task that consolidates the working sets now and then.
 
-It runs (``store/consolidations.run`` on the writer's thread) when something new came and
+It runs (``store/consolidation.run`` on the writer's thread) when something new came and
 one of ``[endless]``'s triggers holds: ``consolidate_every`` seconds since the last run,
 ``consolidate_after_events`` new events, or ``consolidate_idle`` seconds without any.
 ``run_now`` is ``memctl endless consolidate``.  A failure is logged and retried at the
@@ -15,7 +15,7 @@ import anyio
 import structlog
 
 from ..config import EndlessConfig
-from ..continuity import consolidations
+from ..continuity import consolidation
 from ..store import StoreError, Writer
 
 __all__ = ["Consolidator"]
@@ -70,6 +70,6 @@ class Consolidator:
             self._new = 0
             self._last_run = time.monotonic()
             started = time.perf_counter()
-            made = await self.writer.call(consolidations.run, time.time())
+            made = await self.writer.call(consolidation.run, time.time())
         log.info("consolidated", memories=made, ms=round((time.perf_counter() - started) * 1000, 1))
         return made
