@@ -17,7 +17,7 @@ quantifiers over overlapping characters, runs that could meet themselves again a
 bounded (``{8,512}``), one Aho-Corasick pass finds which rules' triggers the text holds
 (a search per trigger made 1 MB of code and logs take ~51 ms, one pass ~28 ms), only those rules
 run, each starting with a literal the regex engine skips to (bench/privacy.py: a 1 MB
-text in ~30 ms, bench/secrets.py: 50 KB in ~2.3 ms), and Python only looks at
+text in ~30 ms, bench/secret_rules.py: 50 KB in ~2.3 ms), and Python only looks at
 candidates.  Should removing a span change which text is code (a backtick merging with
 another), the tags are scanned again, at most four rounds, after which everything from
 the first tag still live is removed.  Offsets are Python string indices, so Korean, emoji and any

@@ -20,7 +20,7 @@ memd's rules are counted (``recall_any_context``: in one of them at least), and 
 the ordinary corpus as a false alarm when it flags it at all.  It is not a dependency of
 memd: ``pip install detect-secrets`` first (the bench says so when it is missing).
 
-    .venv/bin/python bench/secrets.py [--per-rule 20] [--json] [--against detect-secrets]
+    .venv/bin/python bench/secret_rules.py [--per-rule 20] [--json] [--against detect-secrets]
 """
 
 from __future__ import annotations
