@@ -18,9 +18,8 @@ from memd.store.inspect import (
     latest_quarantined,
     quarantined_by_stage,
     reading,
-    stored_vectors,
-    vectors_up_to,
 )
+from memd.store.outbox import extent, vectors_up_to
 
 from ..paths import Paths
 from .findings import RESTART, START, Finding, plural
@@ -237,7 +236,7 @@ def gather_index(paths: Paths, config: Config) -> IndexFacts:
     try:
         with reading(paths.database) as conn:
             version = embedding_version(conn)
-            stored, top = stored_vectors(conn)
+            stored, top = extent(conn)
             if not version:
                 return empty._replace(stored=stored, top=top)
             from memd.services.vectors import index_path  # onnxruntime and usearch, in the order that works

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Literal
 import structlog
 
 from ..store import outbox
-from ..store.vector_keys import vectors_up_to
 
 if TYPE_CHECKING:  # usearch loads with the model, not at daemon start (``memd.services.indexer``)
     from .vectors import VectorIndex
@@ -37,7 +36,12 @@ def open_index(database: str, index: VectorIndex) -> Outcome:
         loaded = index.load()
         if loaded and index.matches(count, top):
             return "current"
-        if loaded and len(index) and index.max_key() < top and vectors_up_to(conn, index.max_key()) == len(index):
+        if (
+            loaded
+            and len(index)
+            and index.max_key() < top
+            and outbox.vectors_up_to(conn, index.max_key()) == len(index)
+        ):
             for keys, vectors in outbox.stored_vectors(conn, after=index.max_key()):
                 index.add(keys, vectors, threads=0)
             index.save()

@@ -21,8 +21,6 @@ __all__ = [
     "latest_quarantined",
     "quarantined_by_stage",
     "reading",
-    "stored_vectors",
-    "vectors_up_to",
 ]
 
 QuarantineRow = tuple[float, str, str | None, int | None, str, str, str]
@@ -68,15 +66,3 @@ def embedding_version(conn: sqlite3.Connection) -> str | None:
     anything was embedded."""
     (version,) = conn.execute("SELECT max(version) FROM embedding_version").fetchone()
     return None if version is None else str(version)
-
-
-def stored_vectors(conn: sqlite3.Connection) -> tuple[int, int]:
-    """How many vectors SQLite holds, and their highest key (0 when none)."""
-    count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM vectors").fetchone()
-    return int(count), int(top)
-
-
-def vectors_up_to(conn: sqlite3.Connection, key: int) -> int:
-    """How many stored vectors have a key of ``key`` or less."""
-    (count,) = conn.execute("SELECT count(*) FROM vectors WHERE id <= ?", (key,)).fetchone()
-    return int(count)

@@ -257,9 +257,16 @@ def stats(conn: sqlite3.Connection, now: float) -> OutboxStats:
 
 
 def extent(conn: sqlite3.Connection) -> tuple[int, int]:
-    """How many vectors are stored, and the highest key."""
+    """How many vectors are stored, and the highest key (0 when none)."""
     count, top = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM vectors").fetchone()
-    return count, top
+    return int(count), int(top)
+
+
+def vectors_up_to(conn: sqlite3.Connection, key: int) -> int:
+    """How many stored vectors have a key of ``key`` or below: the vector index file holds
+    exactly those when it was saved after them and before any later one."""
+    (count,) = conn.execute("SELECT count(*) FROM vectors WHERE id <= ?", (key,)).fetchone()
+    return int(count)
 
 
 def stored_vectors(
