@@ -5,7 +5,11 @@ real hook command (``memctl hook-command PostToolUse``) fed a ~2 KB PostToolUse
 payload, so both series share the machine's noise.  Afterwards checks that every
 event reached the database and none was spooled.
 
-    .venv/bin/python bench/hook_latency.py [--runs 300] [--json]
+``--against DIR`` also times another version's hook client (``DIR/hook.py``, e.g. the
+``client/`` folder of a checkout of the commit before a change) in the same rotation,
+against the same daemon: a before/after comparison that shares the machine's noise.
+
+    .venv/bin/python bench/hook_latency.py [--runs 300] [--against DIR] [--json]
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -37,6 +42,8 @@ class Result:
     hook_ms: dict[str, float]
     ratio_p50: float
     ratio_p95: float
+    against_command: str | None
+    against_ms: dict[str, float] | None
     daemon_ingest_ms: dict[str, float]
     events_sent: int
     events_stored: int
@@ -55,18 +62,23 @@ def timed_run(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def measure(instance: Instance, runs: int, warmup: int, size: int) -> Result:
+def measure(instance: Instance, runs: int, warmup: int, size: int, against: str | None = None) -> Result:
     hook = shlex.split(hook_command("PostToolUse"))
     baseline = [hook[0], "-I", "-S", "-c", "pass"]  # the same interpreter path as the hook
+    other = [hook[0], "-I", "-S", os.path.join(against, "hook.py"), "PostToolUse"] if against else None
     make = payload_factory(size)
     token = uuid.uuid4().hex[:12]
     base_ms: list[float] = []
     hook_ms: list[float] = []
+    other_ms: list[float] = []
+    series = [(baseline, base_ms), (hook, hook_ms)] + ([(other, other_ms)] if other else [])
     payload = b""
+    sent = 0
     for i in range(-warmup, runs):
-        payload = make(f"toolu_bench_{token}_{i + warmup:06d}")
-        pair = [(baseline, base_ms), (hook, hook_ms)]
-        for argv, samples in pair if i % 2 else pair[::-1]:  # alternate which one goes first
+        turn = series[i % len(series) :] + series[: i % len(series)]  # rotate which one goes first
+        for argv, samples in turn:
+            payload = make(f"toolu_bench_{token}_{sent:06d}")
+            sent += argv is not baseline
             ms = timed_run(argv, payload, instance.env)
             if i >= 0:
                 samples.append(ms)
@@ -83,10 +95,12 @@ def measure(instance: Instance, runs: int, warmup: int, size: int) -> Result:
         hook_ms=hooked,
         ratio_p50=hooked["p50"] / base["p50"],
         ratio_p95=hooked["p95"] / base["p95"],
+        against_command=shlex.join(other) if other else None,
+        against_ms=summary(other_ms) if other else None,
         daemon_ingest_ms={"count": ingest.count, "p50": ingest.p50, "p95": ingest.p95, "p99": ingest.p99}
         if ingest
         else {},
-        events_sent=runs + warmup,
+        events_sent=sent,
         events_stored=status.events,
         rejected=status.rejected,
         spooled=len(instance.spooled()),
@@ -100,6 +114,10 @@ def report(r: Result) -> str:
         ["hook (PostToolUse)", hooked["p50"], hooked["p95"], hooked["p99"], hooked["mean"]],
         ["hook / baseline", r.ratio_p50, r.ratio_p95, "", ""],
     ]
+    if r.against_ms:
+        other = r.against_ms
+        rows.append([f"`{r.against_command}`", other["p50"], other["p95"], other["p99"], other["mean"]])
+        rows.append(["that / baseline", other["p50"] / base["p50"], other["p95"] / base["p95"], "", ""])
     if daemon:
         rows.append([f"daemon-side ingest (n={daemon['count']:.0f})", daemon["p50"], daemon["p95"], daemon["p99"], ""])
     return "\n".join(
@@ -122,10 +140,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=300, help="timed runs of each command (default 300)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs of each first (default 10)")
     parser.add_argument("--size", type=int, default=2048, help="payload bytes (default 2048)")
+    parser.add_argument("--against", metavar="DIR", help="also time DIR/hook.py, another version's hook client")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     with isolated_daemon() as instance:
-        result = measure(instance, args.runs, args.warmup, args.size)
+        result = measure(instance, args.runs, args.warmup, args.size, args.against)
     if args.json:
         print(json.dumps({**dataclasses.asdict(result), "ok": result.ok}, indent=2))
     else:
