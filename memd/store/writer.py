@@ -41,7 +41,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar, cast
 
 import anyio
 import structlog
@@ -171,7 +171,7 @@ class Writer:
         ``fn`` manages its own transaction; its exceptions reach the caller as they are.
         """
         job = await self._done(_Job(_Call(fn, args)))
-        return job.result  # type: ignore[return-value]
+        return cast(T, job.result)  # a call's job holds what fn returned; jobs keep their results as object
 
     async def reject(self, event: str, size: int, reason: str) -> None:
         """Record that a payload was refused (never its content); return once it is recorded."""
