@@ -333,6 +333,16 @@ def test_kill_during_embedding_then_every_event_has_exactly_its_vectors(semantic
     assert memd.stop() == 0
 
 
+def assert_same_memories(after: list[list[tuple[int, float]]], before: list[list[tuple[int, float]]]) -> None:
+    """The same memories for each query, each as confident within 0.01.  Not the very same
+    floats or order: a rebuilt HNSW graph (built on every core at once, so not the same graph
+    twice) may reach a closer window of an event than the graph it replaces did."""
+    assert [sorted(i for i, _ in hits) for hits in after] == [sorted(i for i, _ in hits) for hits in before]
+    for got, wanted in zip(after, before, strict=True):
+        confidence = dict(wanted)
+        assert all(abs(c - confidence[i]) <= 0.01 for i, c in got), (got, wanted)
+
+
 def test_a_missing_or_corrupt_index_is_rebuilt_with_the_same_results(semantic: Instance) -> None:
     memd = semantic
     memd.start()
@@ -353,14 +363,14 @@ def test_a_missing_or_corrupt_index_is_rebuilt_with_the_same_results(semantic: I
     index_file.unlink()
     memd.start()
     memd.wait_embedded()
-    assert results() == before
+    assert_same_memories(results(), before)
     assert log_events(memd, "vector_index_rebuilt")[-1]["reason"] == "missing"
     assert memd.stop() == 0
 
     index_file.write_bytes(b"not an index" * 100)
     memd.start()
     memd.wait_embedded()
-    assert results() == before
+    assert_same_memories(results(), before)
     assert log_events(memd, "vector_index_rebuilt")[-1]["reason"] == "unreadable"
     check_every_event_has_exactly_its_vectors(memd)
     assert memd.stop() == 0
