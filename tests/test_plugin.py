@@ -128,9 +128,7 @@ def test_without_memd_a_session_gets_one_line(instance: Instance, plugin: Path) 
     start = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook SessionStart', plugin, env, b"{}\n")
     assert start.returncode == 0
     message = json.loads(start.stdout)["systemMessage"]
-    assert "not installed" in message and f"pipx install '{plugin.resolve()}' && pipx inject memd" in message
-    inject = message[message.index("pipx inject") : message.index(")")]
-    assert inject in (ROOT / "README.md").read_text()  # the model's pin, as the README gives it
+    assert "not installed" in message and f"(pipx install '{plugin.resolve()}')" in message  # the model included
     tool = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook PostToolUse', plugin, env, b"{}\n")
     assert (tool.returncode, tool.stdout, tool.stderr) == (0, b"", b"")
     mcp = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" mcp', plugin, env)

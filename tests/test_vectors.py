@@ -20,6 +20,7 @@ from conftest import Instance
 
 from memd.config import EmbeddingConfig
 from memd.retrieve.windows import event_windows
+from memd.services.embed import LEGACY_DEFAULT_VERSION
 from memd.services.indexer import Indexer
 from memd.services.vectors import SCRATCH_KEYS, VectorIndex
 from memd.store import open_store, outbox
@@ -137,6 +138,16 @@ def test_a_new_embedding_version_requeues_everything(conn: sqlite3.Connection) -
     assert outbox.extent(conn) == (0, 0) and outbox.stats(conn, 2.0).backlog == 5
 
 
+def test_another_name_of_the_same_embedding_keeps_the_vectors(conn: sqlite3.Connection) -> None:
+    outbox.set_version(conn, "m:4")
+    outbox.complete(conn, "m:4", [(c, np.ones((1, 4)), False) for c in outbox.claim(conn, 10, 1.0)])
+    assert outbox.set_version(conn, "m:4:8199be6f699a", same=("m:4",)) is True  # renamed, nothing requeued
+    assert outbox.extent(conn)[0] == 5 and outbox.stats(conn, 2.0).backlog == 0
+    assert conn.execute("SELECT version FROM embedding_version").fetchone() == ("m:4:8199be6f699a",)
+    assert outbox.set_version(conn, "m:4:000000000000", same=("m:4",)) is True  # other weights: all again
+    assert outbox.extent(conn) == (0, 0) and outbox.stats(conn, 2.0).backlog == 5
+
+
 def test_deleting_an_event_deletes_its_vectors_and_outbox_row(conn: sqlite3.Connection) -> None:
     outbox.set_version(conn, "a:4")
     outbox.complete(conn, "a:4", [(c, np.ones((2, 4)), False) for c in outbox.claim(conn, 10, 1.0)])
@@ -182,6 +193,7 @@ class FailingEmbedder:
     """Deterministic 4-d vectors; any text containing 'poison' makes the call fail."""
 
     version = "fake:4"
+    same_as = ()
     dim = 4
 
     def __init__(self) -> None:
@@ -398,5 +410,30 @@ def test_a_changed_embedding_version_reembeds_everything(semantic: Instance) -> 
     memd.start()
     memd.wait_embedded()
     assert memd.query("SELECT min(id) FROM vectors")[0][0] > old_top  # all new vectors
+    check_every_event_has_exactly_its_vectors(memd)
+    assert memd.stop() == 0
+
+
+def test_vectors_of_an_earlier_memd_with_the_same_weights_are_kept(semantic: Instance) -> None:
+    """An earlier memd named the default embedding without its weights' hash; it verified the
+    same weights, so an upgrade renames the version and keeps the vectors (no re-embedding)."""
+    memd = semantic
+    memd.start()
+    cwd = f"{memd.root}/project"
+    for n in range(10):
+        memd.remember(long_text(n), cwd)
+    memd.wait_embedded()
+    vectors = memd.query("SELECT id FROM vectors ORDER BY id")
+    before = [h.id for h in memd.search("websocket reconnect", cwd=cwd).results]
+    assert memd.stop() == 0
+    conn = sqlite3.connect(memd.paths.database)
+    conn.execute("UPDATE embedding_version SET version = ?", (LEGACY_DEFAULT_VERSION,))
+    conn.commit()
+    conn.close()
+    memd.start()
+    memd.wait_embedded()
+    assert memd.query("SELECT version FROM embedding_version") == [(f"{LEGACY_DEFAULT_VERSION}:8199be6f699a",)]
+    assert memd.query("SELECT id FROM vectors ORDER BY id") == vectors  # the same rows: nothing embedded again
+    assert [h.id for h in memd.search("websocket reconnect", cwd=cwd).results] == before
     check_every_event_has_exactly_its_vectors(memd)
     assert memd.stop() == 0

