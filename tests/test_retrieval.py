@@ -263,5 +263,7 @@ def test_rebuild_from_the_event_log(memd: Instance) -> None:
     memd.wait_embedded()
     assert [(h.id, h.confidence) for h in memd.search("backup compression zstd", cwd=cwd).results] == before
     shown = memd.memctl("status").stdout
-    assert "embedding:     sentence-transformers/all-MiniLM-L6-v2:384: ready" in shown
+    assert (
+        "embedding:     sentence-transformers/all-MiniLM-L6-v2 (384 dimensions, weights 8199be6f699a): ready" in shown
+    )
     assert "outbox backlog 0" in shown

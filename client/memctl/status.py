@@ -13,6 +13,15 @@ from .parsing import Command, at_least, moment
 __all__ = ["PING", "STATS", "STATUS"]
 
 
+def identity(version: str) -> str:
+    """An embedding version (``model:dimensions:weights``) as a person reads it."""
+    model, _, rest = version.partition(":")
+    dim, _, weights = rest.partition(":")
+    if not dim.isdigit():
+        return version
+    return f"{model} ({dim} dimensions" + (f", weights {weights})" if weights else ")")
+
+
 def status_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run_status)
 
@@ -55,7 +64,7 @@ def run_status(args: argparse.Namespace) -> int:
         f"  database:      {report.db_bytes / 1e6:.1f} MB",
     ]
     if (e := report.embedding) is not None:
-        lines.append(f"  embedding:     {e.model}: {e.state}" + (f" ({e.reason})" if e.reason else ""))
+        lines.append(f"  embedding:     {identity(e.model)}: {e.state}" + (f" ({e.reason})" if e.reason else ""))
         lines.append(
             f"  vectors:       {e.index_vectors} in the index, {e.stored_vectors} stored; outbox backlog {e.backlog}"
             f" ({e.unembedded} without any vector yet, oldest {e.oldest_pending_age:.0f} s), {e.failed} failed"
