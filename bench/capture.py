@@ -15,7 +15,7 @@ import time
 
 from harness import FIXTURE, markdown_table, summary
 
-from memd.capture import Capture
+from memd.capture.prepare import Capture
 from memd.capture.privacy import Privacy
 from memd.config import Config
 from memd.protocol import Ingest

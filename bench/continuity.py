@@ -104,10 +104,11 @@ from context import (
 )
 from harness import Instance, isolated_daemon, markdown_table, parse_arguments, summary
 
-from memd.capture import Capture, project_root
 from memd.capture.events import LOGGED
 from memd.capture.extract import aspects, is_substantive
+from memd.capture.prepare import Capture
 from memd.capture.privacy import Privacy
+from memd.capture.project import project_root
 from memd.capture.snapshot import take
 from memd.config import CaptureConfig, PrivacyConfig
 from memd.context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, continuation_lines, expand_hint, memory_block

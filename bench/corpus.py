@@ -55,7 +55,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from memd.capture import Capture, NewEvent, Skipped
+from memd.capture.events import Skipped
+from memd.capture.prepare import Capture, NewEvent
 from memd.capture.privacy import Privacy
 from memd.config import CaptureConfig, EmbeddingConfig, PrivacyConfig
 from memd.protocol import Ingest

@@ -9,8 +9,10 @@ import msgspec
 import pytest
 from conftest import FIXTURES, hook_fixtures
 
-from memd.capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from memd.capture.events import Skipped
+from memd.capture.prepare import Capture, InvalidPayload, NewEvent
 from memd.capture.privacy import Privacy
+from memd.capture.project import project_root
 from memd.capture.salvage import CUT, DEEP, read_prefix, salvage
 from memd.config import Config
 from memd.protocol import Ingest

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from memd.capture import NewEvent
+from memd.capture.prepare import NewEvent
 from memd.capture.snapshot import Item, Snapshot
 from memd.capture.task_rules import OpenTask
 from memd.continuity import session_start

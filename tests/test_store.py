@@ -8,7 +8,7 @@ import time
 import anyio
 import pytest
 
-from memd.capture import NewEvent
+from memd.capture.prepare import NewEvent
 from memd.store import StoreError, Writer, open_store
 from memd.store.schema import APPEND_ONLY, MIGRATIONS, migrate, pending
 

@@ -1,10 +1,7 @@
-"""Capture: hook payloads in, normalized and privacy-filtered events out.
+"""Capture: hook payloads in, normalized and privacy-filtered events out, and what a stored
+event derives (summary, snapshot, task rules), as pure functions but for ``project_root``,
+which looks at the filesystem.
 
-Pure functions throughout but for ``project_root``, which looks at the filesystem.
+The package imports nothing itself: ``memctl`` reads the event kinds (``capture.events``)
+without paying for the privacy filter's ~100 rules (``capture.prepare``).
 """
-
-from .events import KINDS, Normalized, Skipped, normalize
-from .prepare import Capture, InvalidPayload, NewEvent
-from .project import project_root
-
-__all__ = ["KINDS", "Capture", "InvalidPayload", "NewEvent", "Normalized", "Skipped", "normalize", "project_root"]

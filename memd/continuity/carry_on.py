@@ -14,8 +14,8 @@ from typing import Final
 
 import msgspec
 
-from ..capture import NewEvent
 from ..capture.extract import aspects
+from ..capture.prepare import NewEvent
 from ..capture.snapshot import Snapshot
 
 __all__ = ["CARRIED", "left_off", "prompt_aspects", "replied_at", "snapshot_aspects"]

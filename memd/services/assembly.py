@@ -8,7 +8,7 @@ which owns their lifetimes; the rest live as long as this object.
 
 from __future__ import annotations
 
-from ..capture import Capture
+from ..capture.prepare import Capture
 from ..capture.privacy import Privacy
 from ..config import Config
 from ..store import Store

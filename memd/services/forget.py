@@ -17,7 +17,9 @@ from typing import NamedTuple
 import anyio
 import structlog
 
-from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from ..capture.events import Skipped
+from ..capture.prepare import Capture, InvalidPayload, NewEvent
+from ..capture.project import project_root
 from ..protocol import Error, Forget, Forgotten, Ingest, ProtocolError, Reply, decode_request
 from ..retrieve import layers
 from ..store import Store

@@ -29,9 +29,10 @@ import anyio
 import msgspec
 import structlog
 
-from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
-from ..capture.prepare import redaction_counts
+from ..capture.events import Skipped
+from ..capture.prepare import Capture, InvalidPayload, NewEvent, redaction_counts
 from ..capture.privacy import Redactions
+from ..capture.project import project_root
 from ..capture.rescan import Content, Rescan
 from ..config import RetentionConfig
 from ..protocol import ExportedEvent, Import, Imported, Ingest, Restore

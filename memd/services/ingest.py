@@ -14,7 +14,9 @@ import time
 import anyio
 import structlog
 
-from ..capture import Capture, InvalidPayload, NewEvent, Skipped, project_root
+from ..capture.events import Skipped
+from ..capture.prepare import Capture, InvalidPayload, NewEvent
+from ..capture.project import project_root
 from ..context import UNCLOSED_PRIVATE_NOTICE, hook_output
 from ..protocol import CONTEXT_EVENTS, Error, Ingest, Ingested, Reply
 from ..store import EventError, Store, StoreError

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from ..capture import Capture
+from ..capture.prepare import Capture
 from ..protocol import Error, Forget, Ingest, Ingested, Remember, Remembered, Reply, Scan, SessionList, Sessions
 from ..store import Store
 from ..store.forget import Plan

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from ..capture import NewEvent
+from ..capture.prepare import NewEvent
 from ..config import Config
 from ..context import MAX_CONTEXT_CHARS, Line, detail_text, fit_detail, index_line, memory_block
 from ..continuity.carry_on import prompt_aspects, snapshot_aspects

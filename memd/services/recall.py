@@ -17,7 +17,7 @@ import shlex
 import shutil
 import sys
 
-from ..capture import NewEvent
+from ..capture.prepare import NewEvent
 from ..config import Config
 from ..context import expand_hint
 from ..protocol import (

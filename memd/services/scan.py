@@ -16,8 +16,7 @@ from collections.abc import Iterable
 import anyio
 import structlog
 
-from ..capture import Capture
-from ..capture.prepare import SECRET_KIND, redaction_counts
+from ..capture.prepare import SECRET_KIND, Capture, redaction_counts
 from ..capture.rescan import Content, Rescan
 from ..protocol import Reply, Scan, Scanned
 from ..store import Store

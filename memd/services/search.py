@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from ..capture import project_root
+from ..capture.project import project_root
 from ..config import RetrievalConfig
 from ..protocol import Hit, Search, SearchResults
 from ..query import Query, compile_query

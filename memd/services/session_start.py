@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from ..capture import NewEvent
+from ..capture.prepare import NewEvent
 from ..config import Config
 from ..context import Line, memory_block
 from ..continuity import session_start

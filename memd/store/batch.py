@@ -17,7 +17,7 @@ from typing import Final, NamedTuple, TypeVar
 
 import structlog
 
-from ..capture import NewEvent
+from ..capture.prepare import NewEvent
 from .events import Committed, insert_event, project_id_of, refresh_snapshot, refresh_summary
 from .trouble import describe, fatal
 from .working_set import DEFAULT, Limits, admit, trim

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..capture import NewEvent
 from ..capture.events import LOGGED
+from ..capture.prepare import NewEvent
 from ..capture.snapshot import plain, take
 from ..capture.summary import SummaryRow, summarize
 from ..cite import citation_id

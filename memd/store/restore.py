@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from ..capture import NewEvent
 from ..capture.events import DERIVED_KINDS
+from ..capture.prepare import NewEvent
 from ..protocol import ExportedEvent
 from .events import count_redactions, insert_derived, insert_event, project_id_of
 

@@ -46,7 +46,7 @@ from typing import Final, NamedTuple, TypeVar, cast
 import anyio
 import structlog
 
-from ..capture import NewEvent
+from ..capture.prepare import NewEvent
 from .batch import SUMMARY_EVENTS, Failed, Rejection, write_batch
 from .events import Committed
 from .trouble import CommitHealth, EventError, StoreError, diagnose
