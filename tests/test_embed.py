@@ -80,6 +80,21 @@ def test_the_default_model_reads_256_tokens(tmp_path: Path) -> None:
     assert similar > embedder.embed_query("a short text") @ vectors[2]
 
 
+def test_a_query_asked_again_is_not_embedded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = embed.Embedder(EmbeddingConfig(), str(tmp_path))
+    embedder.load()
+    model = embedder._require()
+    asked: list[str] = []
+    real = model.query_embed
+    monkeypatch.setattr(model, "query_embed", lambda text: asked.append(text) or real(text))
+    first = embedder.embed_query("why does the login test flake")
+    assert np.array_equal(embedder.embed_query("why does the login test flake"), first) and not first.flags.writeable
+    for n in range(embed.QUERY_CACHE):  # the oldest question leaves the cache first
+        embedder.embed_query(f"question {n}")
+    embedder.embed_query("why does the login test flake")
+    assert asked.count("why does the login test flake") == 2 and len(embedder._cache) == embed.QUERY_CACHE
+
+
 def test_a_tampered_model_file_is_refused_with_what_to_reinstall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -91,6 +93,9 @@ LEGACY_DEFAULT_VERSION: Final = f"{DEFAULT_MODEL}:384"
 """The default model's version before its weights' sha256 was part of it.  memd verified
 ``model.onnx`` against the same sha256 from the first day it shipped the model, so vectors
 stored under this version are this very embedding: no reason to make them again."""
+
+QUERY_CACHE: Final = 512
+"""Query vectors kept, most recently asked first (1.5 KB each at 384 dimensions)."""
 
 MODEL_TOKENS: Final = 256
 """What all-MiniLM-L6-v2 reads; longer input is truncated."""
@@ -191,6 +196,8 @@ class Embedder:
         self.weights = ""
         """The sha256 of the weights file, known once the model is loaded."""
         self._model: TextEmbedding | None = None
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()  # queries are embedded on several worker threads
 
     @property
     def version(self) -> str:
@@ -248,10 +255,20 @@ class Embedder:
         return _normalize(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The unit vector of a search query."""
+        """The unit vector of a search query, from the cache when the same text was asked
+        lately (a prompt's recall, then the agent's own search for it; a refined search)."""
+        with self._cache_lock:
+            if (cached := self._cache.get(text)) is not None:
+                self._cache.move_to_end(text)
+                return cached
         model = self._require()
         vector = np.asarray(next(iter(model.query_embed(text))), dtype=np.float32)
         unit: np.ndarray = _normalize(vector.reshape(1, self.dim))[0]
+        unit.flags.writeable = False  # shared by every caller that asks the same
+        with self._cache_lock:
+            self._cache[text] = unit
+            while len(self._cache) > QUERY_CACHE:
+                self._cache.popitem(last=False)
         return unit
 
     def _require(self) -> TextEmbedding:
