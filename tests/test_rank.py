@@ -6,6 +6,7 @@ import pytest
 
 from memd.query import compile_query
 from memd.retrieve.rank import (
+    LANE_WEIGHTS,
     STALE_PENALTY,
     Matcher,
     confidence,
@@ -18,11 +19,20 @@ from memd.retrieve.rank import (
 
 
 def test_fusion_rewards_agreement_and_rank() -> None:
-    fused = fuse({"keyword": [1, 2, 3], "vector": [2, 4]})
+    fused = fuse({"keyword": [1, 2, 3], "vector": [2, 4]}, weights={})
     assert fused[2] == pytest.approx(max(fused.values())) and fused[2] < 1  # second and first
     assert fused[1] > fused[3] and fused[1] > fused[4]
     assert fuse({"keyword": [7], "vector": [7]}) == {7: pytest.approx(1.0)}  # first everywhere
     assert fuse({"keyword": []}) == {}
+
+
+def test_the_vector_lane_counts_as_two_lexical_lanes() -> None:
+    lanes = {"keyword": [1, 5], "trigram": [1, 5], "vector": [5, 1]}
+    unweighted = fuse(lanes, weights={})
+    assert unweighted[1] > unweighted[5]  # two lexical votes beat one semantic vote
+    weighted = fuse(lanes)
+    assert LANE_WEIGHTS["vector"] == 2 and weighted[1] == pytest.approx(weighted[5])  # now a tie
+    assert fuse({"vector": [5], "keyword": [5]}) == {5: pytest.approx(1.0)}
 
 
 def test_evidence_counts_concepts_stems_and_phrases() -> None:
