@@ -33,7 +33,7 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     secrets = true              # passwords, API keys, tokens, private keys -> [REDACTED:kind]
     extra_patterns = []         # your own regular expressions; each match -> [REDACTED:custom]
 
-    [embedding]                 # vectors for search by meaning (memd/embed.py)
+    [embedding]                 # vectors for search by meaning (memd/services/embed.py)
     enabled = true              # false: keyword search only, no model loaded
     model = "sentence-transformers/all-MiniLM-L6-v2"  # offline default; any fastembed model (downloaded)
     threads = 0                 # background threads embedding documents at low priority; 0 = one per core
@@ -44,7 +44,7 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     recency_half_life_days = 14 # the recency boost halves every N days (a boost, never a cutoff)
     min_confidence = 0.45       # hits below it are "low confidence" (no_match territory)
 
-    [context]                   # what memd puts into the agent's context (memd/recall.py)
+    [context]                   # what memd puts into the agent's context (memd/services/recall.py)
     session_start = true        # a block of this project's memories when a session starts
     prompt = true               # memories relevant to each prompt, when memd is confident
     session_start_budget = 2000 # tokens (estimated: memd/tokens.py)

@@ -744,7 +744,7 @@ class StatsReport(Reply):
     usage: dict[str, int] = {}
     """Uses by kind (injected, resolved, expanded) in the window."""
     levels: dict[str, int] = {}
-    """Memories per graduation level, L0 to L4 (``memd.continuity.graduation``)."""
+    """Memories per graduation level, L0 to L4 (``memd.capture.graduation``)."""
     kinds: dict[str, int] = {}
     """Events per kind, derived kinds (summaries, snapshots, consolidations) included; all time."""
     projects: list[ProjectCount] = []

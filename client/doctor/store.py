@@ -282,7 +282,7 @@ class ModelFileFacts(NamedTuple):
     recorded: str
     """The sha256 the package's RECORD lists; "" when it lists none."""
     expected: str
-    """The sha256 memd expects (``memd.embed.DEFAULT_MODEL_FILES``)."""
+    """The sha256 memd expects (``memd.services.embed.DEFAULT_MODEL_FILES``)."""
 
 
 class ModelFacts(NamedTuple):

@@ -62,7 +62,7 @@ RECENCY_DAYS: Final = 7.0
 
 
 class Task(Protocol):
-    """An open task as its line shows it (``memd.continuity.tasks.OpenTask``)."""
+    """An open task as its line shows it (``memd.capture.task_rules.OpenTask``)."""
 
     @property
     def cite(self) -> str: ...

@@ -25,7 +25,7 @@ from .janitor import Janitor
 from .lifecycle import Lifecycle
 from .places import Places
 from .rebuild import Rebuilder
-from .recall import Recall
+from .recall import recall
 from .search import Retriever
 from .status import Reports
 
@@ -51,7 +51,7 @@ class Services:
         self.consolidator = consolidator
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
-        self.recall = Recall(store, self.retriever, config)
+        self.recall = recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
         self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer)
         self.lifecycle = Lifecycle(

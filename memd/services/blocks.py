@@ -2,7 +2,7 @@
 rendered within its budget (``memd.context.memory_block``) and logged as injected
 (``memd.services.uses``):
 
-    continuation   where the work stands: a session's working state (``continuity/snapshot.py``)
+    continuation   where the work stands: a session's working state (``capture/snapshot.py``)
     previously     one line on where the project's last session left off (a topic shift)
 
 Which block a session or a prompt gets is decided by ``memd.services.session_start`` (which

@@ -45,4 +45,4 @@ class Browse:
 
     async def smart_search(self, request: SmartSearch) -> SmartResults:
         request.limit = clamp(request.limit)
-        return await self.recall.smart(request)
+        return await self.recall.lookups.smart(request)

@@ -20,6 +20,6 @@ class EndlessSwitch:
 
     async def switch(self, request: Endless) -> EndlessStatus:
         made = await self.consolidator.run_now() if request.consolidate else 0
-        reply = await self.recall.set_endless(request)
+        reply = await self.recall.starts.set_endless(request)
         reply.consolidated = made
         return reply

@@ -106,9 +106,9 @@ class Ingester:
         notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
         try:
             if event.event == "SessionStart":
-                context = await self.recall.session_start(event)
+                context = await self.recall.starts.block(event)
             else:
-                context = await self.recall.prompt(event)
+                context = await self.recall.prompts.block(event)
             return hook_output(event.event, context=context, system_message=notice)
         except Exception:
             log.exception("context_failed", hook_event=event.event)

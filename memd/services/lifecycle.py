@@ -6,7 +6,7 @@ secrets, list sessions.  The server's one handle on them.
     forget     ``memd.services.forget``: a selector resolved, the spool too, then erased
     scan       ``memd.services.scan``: today's secret rules over every stored event
     sessions   ``memctl history``
-    erase      ``memd.services.erasure``: deleting for good (retention, ``memd.janitor``, too)
+    erase      ``memd.services.erasure``: deleting for good (retention, ``memd.services.janitor``, too)
 """
 
 from __future__ import annotations

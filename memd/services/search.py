@@ -1,6 +1,6 @@
 """Search: ``Retriever.search`` runs the lanes concurrently, fuses them and explains each hit.
 
-    keyword | trigram | substring    one worker thread (``memd.retrieve.lanes``)
+    keyword | trigram | substring    one worker thread (``memd.store.lanes``)
     vector                          the indexer, alongside (``memd.services.indexer``)
     fuse, weigh, explain            one more thread hop (``memd.retrieve.hits``)
 

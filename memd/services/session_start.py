@@ -1,7 +1,7 @@
 """The context a session starts with, and endless mode (``memctl endless``).
 
 **Session start** (endless mode on, the default): ``compact``, ``resume`` and ``fork`` get
-the continuation block of the session's working state (``continuity/snapshot.py``), taken
+the continuation block of the session's working state (``capture/snapshot.py``), taken
 from its events at that moment; ``startup`` and ``clear`` are scored against the project's
 latest snapshot (``continuity/score.py``) and get the standard block unless seamless, and
 their first real prompt is scored again (``memd.services.prompt_context``).  The blocks

@@ -112,7 +112,7 @@ class Reports:
     async def stats(self, request: Stats) -> StatsReport:
         """What the store holds and how it is used (recall's part), with what the daemon
         measures itself: the embedding's state and the hooks' latencies."""
-        report = await self.recall.stats(request)
+        report = await self.recall.lookups.stats(request)
         report.embedding = await self.embedding()
         report.hook_latency_ms = self.activity.hook_latencies.snapshot()
         return report

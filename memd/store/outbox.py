@@ -9,7 +9,7 @@ acknowledged event can never miss its vectors, whatever crashes when.  A row mov
        +----- fail --------+ (retry after RETRY_DELAYS[attempt]; after MAX_ATTEMPTS: failed)
 
 Stage 0 stores an event's head vector, stage 1 the windows of a longer text
-(``memd.embed.event_windows``).  Claims take stage 0 first, newest event first: a live
+(``memd.retrieve.windows.event_windows``).  Claims take stage 0 first, newest event first: a live
 session is searchable by meaning at once even behind a long backlog (an import, a
 model change); the longer windows follow when no head is waiting.
 
