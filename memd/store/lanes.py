@@ -281,8 +281,8 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
 def context_start(conn: sqlite3.Connection, session: str) -> int:
     """The id after which ``session``'s events are still in its model's context: its last
     compaction summary's (0: it never compacted)."""
-    row = conn.execute(
-        "SELECT max(id) FROM events WHERE session_id = ? AND kind = 'compact_summary'", (session,)
+    row = conn.execute(  # ``+kind``: the session's events, not every compaction of the store
+        "SELECT max(id) FROM events WHERE session_id = ? AND +kind = 'compact_summary'", (session,)
     ).fetchone()
     return row[0] or 0
 

@@ -129,8 +129,10 @@ def session_info(conn: sqlite3.Connection, session: str) -> SessionInfo:
     """How a session started and how many prompts it has had (slash commands and Claude
     Code's echoes of them not counted: they say nothing of what the user is after)."""
     row = conn.execute("SELECT source FROM sessions WHERE id = ?", (session,)).fetchone()
+    # ``+kind``: without statistics SQLite walks every prompt of the store by kind (14 ms at
+    # 100k events) rather than the session's few events.
     (prompts,) = conn.execute(
-        "SELECT count(*) FROM events WHERE session_id = ? AND kind = 'prompt'"
+        "SELECT count(*) FROM events WHERE session_id = ? AND +kind = 'prompt'"
         " AND title NOT LIKE 'Prompt: /%' AND title NOT LIKE 'Prompt: <%'",
         (session,),
     ).fetchone()
