@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +96,41 @@ def test_a_query_asked_again_is_not_embedded_again(tmp_path: Path, monkeypatch: 
         embedder.embed_query(f"question {n}")
     embedder.embed_query("why does the login test flake")
     assert asked.count("why does the login test flake") == 2 and len(embedder._cache) == embed.QUERY_CACHE
+
+
+def test_a_query_being_embedded_is_waited_for_not_embedded_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt hook starts embedding its query as the frame arrives; the search that
+    follows on another thread takes that embedding over.  A failure is not cached."""
+    embedder = embed.Embedder(EmbeddingConfig(), str(tmp_path))
+    embedder.load()
+    model = embedder._require()
+    asked: list[str] = []
+    inside, release = threading.Event(), threading.Event()
+    real = model.query_embed
+
+    def slow(text: str):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        inside.set()
+        release.wait(10)
+        if text == "broken":
+            raise RuntimeError("the session failed")
+        return real(text)
+
+    monkeypatch.setattr(model, "query_embed", slow)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(embedder.embed_query, "why does the login test flake")
+        assert inside.wait(10)
+        second = pool.submit(embedder.embed_query, "why does the login test flake")
+        time.sleep(0.05)
+        release.set()
+        assert np.array_equal(first.result(10), second.result(10))
+    assert asked == ["why does the login test flake"]
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="the session failed"):
+            embedder.embed_query("broken")
+    assert asked.count("broken") == 2 and "broken" not in embedder._cache
 
 
 def test_a_tampered_model_file_is_refused_with_what_to_reinstall(

@@ -34,6 +34,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -196,7 +197,7 @@ class Embedder:
         self.weights = ""
         """The sha256 of the weights file, known once the model is loaded."""
         self._model: TextEmbedding | None = None
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str, Future[np.ndarray]] = OrderedDict()
         self._cache_lock = threading.Lock()  # queries are embedded on several worker threads
 
     @property
@@ -256,19 +257,32 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector of a search query, from the cache when the same text was asked
-        lately (a prompt's recall, then the agent's own search for it; a refined search)."""
+        lately (a prompt's recall, then the agent's own search for it; a refined search).
+
+        A text being embedded on another thread is waited for, not embedded twice: the
+        prompt hook starts its query's embedding as the frame arrives (``anticipate``) and
+        the search that follows takes it over."""
         with self._cache_lock:
-            if (cached := self._cache.get(text)) is not None:
+            if (pending := self._cache.get(text)) is not None:
                 self._cache.move_to_end(text)
-                return cached
-        model = self._require()
-        vector = np.asarray(next(iter(model.query_embed(text))), dtype=np.float32)
-        unit: np.ndarray = _normalize(vector.reshape(1, self.dim))[0]
-        unit.flags.writeable = False  # shared by every caller that asks the same
-        with self._cache_lock:
-            self._cache[text] = unit
-            while len(self._cache) > QUERY_CACHE:
-                self._cache.popitem(last=False)
+            else:
+                self._cache[text] = mine = Future[np.ndarray]()
+                while len(self._cache) > QUERY_CACHE:
+                    self._cache.popitem(last=False)
+        if pending is not None:
+            return pending.result()
+        try:
+            model = self._require()
+            vector = np.asarray(next(iter(model.query_embed(text))), dtype=np.float32)
+            unit: np.ndarray = _normalize(vector.reshape(1, self.dim))[0]
+            unit.flags.writeable = False  # shared by every caller that asks the same
+        except BaseException as exc:
+            with self._cache_lock:  # not cached: the next ask tries again
+                if self._cache.get(text) is mine:
+                    del self._cache[text]
+            mine.set_exception(exc)
+            raise
+        mine.set_result(unit)
         return unit
 
     def _require(self) -> TextEmbedding:

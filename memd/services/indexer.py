@@ -29,6 +29,7 @@ daemon start (they take ~0.5-1 s): the socket is up before any of it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -186,6 +187,13 @@ class Indexer:
             return [(n.key, n.similarity) for n in index.search(embedder.embed_query(query), count)]
 
         return await anyio.to_thread.run_sync(search, limiter=self._query_thread)
+
+    async def anticipate(self, query: str) -> None:
+        """Embed ``query`` for a search about to ask for it (``neighbors`` takes the vector from
+        the embedder's cache, or waits for it); a failure is left for that search to report."""
+        if self.ready and self.embedder is not None:
+            with contextlib.suppress(Exception):
+                await anyio.to_thread.run_sync(self.embedder.embed_query, query, limiter=self._query_thread)
 
     async def reset(self) -> int:
         """Forget every vector and embed every event again; return how many are queued."""

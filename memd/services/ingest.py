@@ -71,6 +71,14 @@ class Ingester:
             self.skipped += 1
             log.debug("skipped", hook_event=request.event, reason=event.reason)
             return Ingested(event_id=0, skipped=event.reason)
+        async with anyio.create_task_group() as tg:
+            if live and event.event == "UserPromptSubmit":
+                tg.start_soon(self.recall.prompts.anticipate, event)  # beside the commit, on another thread
+            reply = await self._commit(event, live)
+        return reply
+
+    async def _commit(self, event: NewEvent, live: bool) -> Reply:
+        """Commit a prepared event, then answer with its context (if ``live``)."""
         root = project_root(event.cwd) if event.cwd else None
         try:
             committed = await self.store.writer.submit(event, root)

@@ -47,7 +47,7 @@ class Recall(NamedTuple):
     starts: SessionStart
     """Unasked at a session start (``block``), and the endless switch and Continuation."""
     prompts: PromptContext
-    """Unasked at a prompt (``block``)."""
+    """Unasked at a prompt (``block``; ``anticipate`` starts its query's embedding early)."""
 
 
 def recall(store: Store, retriever: Retriever, config: Config) -> Recall:

@@ -71,6 +71,11 @@ class Retriever:
         )
         return reply
 
+    async def anticipate(self, query: Query) -> None:
+        """Start the vector lane's part that needs no store: embedding the query."""
+        if self.indexer is not None:
+            await self.indexer.anticipate(query.text)
+
     async def ranked(
         self,
         query: Query,
