@@ -37,7 +37,10 @@ Parts (``--parts``, default all):
                 a SessionStart, each interleaved run by run with a ``Ping`` (the socket's
                 floor); (b) wall time from spawn to exit of the real hook client for
                 UserPromptSubmit and SessionStart, interleaved run by run with ``python
-                -I -S -c pass`` on the same interpreter (order rotated each run); (c) the
+                -I -S -c pass`` on the same interpreter (order rotated each run), and for
+                UserPromptSubmit also with questions never asked before (the coding-memory
+                set's, ``bench/eval/``: no query vector cached), as a session's first prompt
+                and as a later prompt of one long session (the common case); (c) the
                 daemon's own ``Status().latency_ms["ingest"]`` after (a)'s prompts alone
                 (UserPromptSubmit only) and after everything (all ingests mixed).  The
                 prompts' own embedding runs in the daemon meanwhile, as it would in use.
@@ -66,6 +69,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from corpus import Corpus
+from eval_set import SET as EVAL_SET
 from harness import REPO, Instance, isolated_daemon, markdown_table, parse_arguments, summary
 from retrieval import GOLDEN, drain, load
 from search import SCOPED, copy_corpus, ensure_database, queries  # search imports memd.services.embed before usearch
@@ -87,6 +91,9 @@ START_BUDGET = ContextConfig().session_start_budget
 TARGET_SAVING = 0.80
 TARGET_DAEMON_P50 = {100_000: 20.0}
 TARGET_HOOK_P50 = {100_000: 30.0}
+TARGET_HOOK_RATIO = {100_000: 1.8}
+"""Issue 19: a new question's whole prompt hook within 1.8 times ``python -I -S -c pass``, p50."""
+NEW_QUESTIONS = ("UserPromptSubmit, a new question, first prompt", "UserPromptSubmit, a new question, later prompt")
 READY_TIMEOUT = 900.0
 
 
@@ -413,20 +420,27 @@ def _interleaved(count: int, warmup: int, runs: list[tuple[str, Any]]) -> dict[s
 def latency(n: int, runs: int, warmup: int, seed: int) -> dict[str, Any]:
     classes = queries(Corpus(seed))
     qs = [q for _, q in classes]
+    asked = [q["query"] for q in json.loads(EVAL_SET.read_text())["queries"]]  # 645 distinct questions
     token = uuid.uuid4().hex[:8]
     with corpus_daemon(n, seed) as (instance, root, ready_s):
         log(f"latency at {n:,}: ready in {ready_s:.1f} s, project {root}; {runs} runs")
         base = {"transcript_path": "/dev/null", "cwd": root, "permission_mode": "default"}
 
-        def prompt(k: int, via: str) -> dict[str, Any]:
-            """Round k's prompt: query k in turn, in a session of its own."""
+        def prompt(k: int, via: str, text: str = "", session: str = "") -> dict[str, Any]:
+            """Round k's prompt: query k in turn (or ``text``), in a session of its own (or ``session``)."""
             return {
                 **base,
-                "session_id": f"bench-{token}-{via}-{k:04d}",
+                "session_id": session or f"bench-{token}-{via}-{k:04d}",
                 "hook_event_name": "UserPromptSubmit",
                 "prompt_id": str(uuid.uuid4()),
-                "prompt": qs[k % len(qs)],
+                "prompt": text or qs[k % len(qs)],
             }
+
+        def new_prompt(k: int, later: bool) -> dict[str, Any]:
+            """A question never asked before (nothing cached), as the first prompt of a new
+            session or as a later prompt of one long session."""
+            text = asked[(2 * k + later) % len(asked)]
+            return prompt(k, "hook", text, session=f"bench-{token}-hook-later" if later else "")
 
         def start(k: int, via: str) -> dict[str, Any]:
             session = f"bench-{token}-{via}-start-{k:04d}"
@@ -463,6 +477,8 @@ def latency(n: int, runs: int, warmup: int, seed: int) -> dict[str, Any]:
             [
                 ("python -I -S -c pass", floor),
                 ("UserPromptSubmit", lambda k: run_hook(instance, "UserPromptSubmit", prompt(k, "hook"))),
+                (NEW_QUESTIONS[0], lambda k: run_hook(instance, "UserPromptSubmit", new_prompt(k, False))),
+                (NEW_QUESTIONS[1], lambda k: run_hook(instance, "UserPromptSubmit", new_prompt(k, True))),
                 ("SessionStart", lambda k: run_hook(instance, "SessionStart", start(k, "hook"))),
             ],
         )
@@ -493,6 +509,7 @@ def latency(n: int, runs: int, warmup: int, seed: int) -> dict[str, Any]:
         "socket UserPromptSubmit, each query's first time": [t for k, t in first_seen if k < len(qs)],
         "socket UserPromptSubmit, repeated queries": [t for k, t in first_seen if k >= len(qs)],
         "hook UserPromptSubmit (repeated queries)": [estimate_tokens(c) for _, c in b["UserPromptSubmit"]],
+        **{f"hook {name}": [estimate_tokens(c) for _, c in b[name]] for name in NEW_QUESTIONS},
         "socket SessionStart": [estimate_tokens(c) for _, c in a2["SessionStart"]],
         "hook SessionStart": [estimate_tokens(c) for _, c in b["SessionStart"]],
     }
@@ -625,6 +642,13 @@ def report_latency(results: list[dict[str, Any]], runs: int, warmup: int) -> str
             verdicts.append(
                 f"N={r['n']:,}: UserPromptSubmit hook process p50 {p50:.2f} ms (target <= {target}):"
                 f" {'met' if p50 <= target else 'NOT met'}"
+            )
+        floor = r["ms"]["hook process"]["python -I -S -c pass"]["p50"]
+        for name in NEW_QUESTIONS if (target := TARGET_HOOK_RATIO.get(r["n"])) is not None else ():
+            ratio = r["ms"]["hook process"][name]["p50"] / floor
+            verdicts.append(
+                f"N={r['n']:,}: {name}: hook p50 {ratio:.2f} x python -I -S -c pass (target <= {target}):"
+                f" {'met' if ratio <= target else 'NOT met'}"
             )
         verdicts.append(
             f"N={r['n']:,}: ready {r['ready_s']:.1f} s after start; embedding backlog {r['backlog_at_ready']} then"
