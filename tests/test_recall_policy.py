@@ -13,7 +13,7 @@ from memd.capture.task_rules import OpenTask
 from memd.continuity import session_start
 from memd.continuity.carry_on import CARRIED, left_off, prompt_aspects, replied_at, snapshot_aspects
 from memd.protocol import Hit
-from memd.retrieve.prompt_gate import PROMPT_SUGGESTIONS, not_a_question, suggestions
+from memd.retrieve.prompt_gate import PROMPT_SUGGESTIONS, QUESTION_CHARS, not_a_question, question_of, suggestions
 from memd.store.session_start import Candidate, Head
 
 DAY = 86400.0
@@ -142,3 +142,13 @@ def test_commands_echoes_and_memds_own_text_are_not_questions() -> None:
         assert not_a_question(text), text
     for text in ("그거 고쳐줘", "why does the parser fail?", "is mem:Ab3xY9 still true?"):
         assert not not_a_question(text), text
+
+
+def test_a_long_prompt_is_searched_for_its_question_wherever_it_is() -> None:
+    log = "\n".join(f"2026-11-26 08:{m:02d} worker-3 INFO flushed batch {m} of the export queue" for m in range(30))
+    short = "why does the export worker stall after the nightly batch?"
+    assert question_of(short) == short
+    for prompt in (f"{short}\n{log}", f"Here is the log:\n{log}\n{short}", f"{log}\nfix the stall in the export worker"):
+        asked = question_of(prompt)
+        assert len(asked) <= 2 * QUESTION_CHARS
+        assert "export worker" in asked and asked.count("flushed batch") <= 1, asked

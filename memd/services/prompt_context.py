@@ -24,6 +24,7 @@ from ..retrieve.prompt_gate import (
     PROMPT_MIN_IMPORTANCE,
     PROMPT_SEARCHED,
     not_a_question,
+    question_of,
     suggestions,
 )
 from ..store import Store, state, usage
@@ -54,7 +55,7 @@ class PromptContext:
         text = event.text.strip()
         if not self.config.context.prompt or not event.cwd or not text or not_a_question(text):
             return ""
-        return text
+        return question_of(text)
 
     async def anticipate(self, event: NewEvent) -> None:
         """Embed the prompt's query while its event is being committed: the search that
