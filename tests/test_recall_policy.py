@@ -148,7 +148,11 @@ def test_a_long_prompt_is_searched_for_its_question_wherever_it_is() -> None:
     log = "\n".join(f"2026-11-26 08:{m:02d} worker-3 INFO flushed batch {m} of the export queue" for m in range(30))
     short = "why does the export worker stall after the nightly batch?"
     assert question_of(short) == short
-    for prompt in (f"{short}\n{log}", f"Here is the log:\n{log}\n{short}", f"{log}\nfix the stall in the export worker"):
+    for prompt in (
+        f"{short}\n{log}",
+        f"Here is the log:\n{log}\n{short}",
+        f"{log}\nfix the stall in the export worker",
+    ):
         asked = question_of(prompt)
         assert len(asked) <= 2 * QUESTION_CHARS
         assert "export worker" in asked and asked.count("flushed batch") <= 1, asked

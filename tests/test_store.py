@@ -283,3 +283,16 @@ def test_a_sessions_own_lookups_walk_its_events_not_a_whole_kind(tmp_path) -> No
     assert len(plans) == 2
     for sql, plan in plans.items():
         assert "events_by_session" in plan, (sql, plan)
+
+
+def test_the_latest_snapshot_is_found_without_reading_every_snapshot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memd.store import state
+
+    conn = _connect(tmp_path)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    state.latest(conn, 1, "s1")
+    conn.set_trace_callback(None)
+    (sql,) = statements
+    plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql))  # values inline
+    assert "events_snapshots" in plan and "TEMP B-TREE" not in plan, plan

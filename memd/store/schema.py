@@ -509,6 +509,16 @@ MIGRATIONS: Final = (
         END;
         """,
     ),
+    Migration(
+        10,
+        "the latest snapshot of a project without a sort",
+        """
+        -- memd.store.state.latest, at every first prompt and session start: without it, every
+        -- snapshot of the project was read and sorted (0.65 ms for 257 of them; ~2 ms at 100k
+        -- events under load).  Partial: snapshots are ~1.5% of the log.
+        CREATE INDEX events_snapshots ON events(project_id, client_ts) WHERE kind = 'snapshot';
+        """,
+    ),
 )
 
 

@@ -78,7 +78,7 @@ def latest(conn: sqlite3.Connection, project_id: int, not_session: str | None) -
     row = conn.execute(
         "SELECT e.id, coalesce(c.cite, ''), e.meta FROM events e LEFT JOIN citations c ON c.event_id = e.id"
         " WHERE e.id = (SELECT id FROM events WHERE project_id = ? AND kind = 'snapshot' AND session_id IS NOT ?"
-        " ORDER BY client_ts DESC LIMIT 1)",  # sort the ids, not the snapshots (their meta is kilobytes)
+        " ORDER BY client_ts DESC LIMIT 1)",  # the index events_snapshots, then one row
         (project_id, not_session),
     ).fetchone()
     if row is None:
