@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg import PgDatabase, PgServer
 
 from memd.instance import holder
 from memd.protocol import Ingest, Ingested, Ping, Pong, Request, Search, SearchResults, Status, StatusReport
@@ -245,3 +246,25 @@ def daemon(instance: Instance) -> Iterator[Instance]:
     yield instance
     if instance.process is not None:
         assert instance.stop() == 0
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server, one for the whole run (initdb takes about a second), made on the
+    first test that asks; killed and removed at the end, whatever the tests did to it."""
+    server = PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg(pg_server: PgServer) -> Iterator[PgDatabase]:
+    """A fresh database on the shared server; it and the roles the test made are dropped after."""
+    database = PgDatabase(pg_server)
+    try:
+        yield database
+    finally:
+        database.drop()
