@@ -70,6 +70,7 @@ __all__ = [
     "Ping",
     "Pong",
     "ProjectCount",
+    "ProjectInfo",
     "ProtocolError",
     "Rebuild",
     "Rebuilt",
@@ -903,6 +904,21 @@ class SessionList(Reply):
     scope: str | None
     """The project listed, or None for all projects."""
     sessions: list[SessionInfo]
+
+
+class ProjectInfo(msgspec.Struct, kw_only=True):
+    id: int
+    root: str
+    """The path people know it by: the first it was seen at (on this machine or another)."""
+    name: str
+    key: str | None
+    """What its checkouts have in common: the remote (``github.com/acme/api``), else
+    ``path:<root>``; None for a project left without one (``memd.store.projects``)."""
+    paths: list[str]
+    """Where it is checked out on this machine."""
+    events: int
+    first_seen: float
+    last_seen: float
 
 
 class Rebuilt(Reply):
