@@ -41,6 +41,8 @@ class Retriever:
         self.indexer = indexer
         self.config = config
         self._project_ids: dict[str, int] = {}
+        self._links = 0
+        """Links made so far (``forget_projects``): a lookup that raced one is not remembered."""
         self._frequencies = lanes.Frequencies()
 
     async def search(self, request: Search) -> SearchResults:
@@ -114,16 +116,18 @@ class Retriever:
         """The project root of ``cwd`` and its project's id (None: nothing recorded there,
         nor in another checkout of the same repository, yet)."""
         root = project_root(cwd)
-        if root not in self._project_ids:  # a root's project changes only by a link: remember it
-            project_id = await self.readers.run(local_project, root)
-            if project_id is None:
-                return root, None
+        if root in self._project_ids:  # a root's project changes only by a link: remembered
+            return root, self._project_ids[root]
+        links = self._links
+        project_id = await self.readers.run(local_project, root)
+        if project_id is not None and links == self._links:  # read before a link committed: not kept
             self._project_ids[root] = project_id
-        return root, self._project_ids[root]
+        return root, project_id
 
     def forget_projects(self) -> None:
         """Forget the projects remembered per root: a link has just changed some (a merge
         removes one project id, a path may belong to another project now)."""
+        self._links += 1
         self._project_ids.clear()
 
     async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
