@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from conftest import Instance
+
+from memd.protocol import Forget, Forgotten, Ingest, encode_frame
+from memd_client.spool import spool
 
 TOKEN = "ghp_" + "Zq8dK3mV7xT1bN5cR9wE2yU4iO6pA0sL3fG7"
 
@@ -96,3 +100,24 @@ def test_link_to_a_key_and_what_is_refused(daemon: Instance) -> None:
     assert not_a_key.returncode == 2 and "not a repository key" in not_a_key.stderr
     alone = daemon.memctl("project", "link", notes)
     assert alone.returncode == 2 and "PATH OTHER" in alone.stderr
+
+
+def test_a_forget_in_one_checkout_takes_the_other_checkouts_spooled_frames(instance: Instance) -> None:
+    instance.configure("[daemon]\nspool_drain_interval = 3600.0\n")  # the frames wait for the next start
+    instance.start()
+    time.sleep(0.3)  # past the drain at start
+    root = Path(instance.root)
+    api = checkout(root / "api", "git@github.com:Acme/API.git")
+    clone = checkout(root / "clone", "https://github.com/Acme/API")
+    other = checkout(root / "other", None)
+    instance.remember("the api project exists", api)
+    for cwd in (clone, other):
+        payload = {"session_id": "s", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": f"zanzibar {cwd}"}
+        frame = Ingest(event="UserPromptSubmit", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode())
+        spool(instance.paths.spool_dir, encode_frame(frame))
+    reply = instance.call(Forget(query="zanzibar", cwd=api), Forgotten)
+    assert reply.spooled == 1 and len(instance.spooled()) == 1  # the clone's: it would join this project
+    assert instance.stop() == 0
+    instance.start()  # drains the spool
+    instance.wait_for(lambda: not instance.spooled())
+    assert instance.query("SELECT text FROM events WHERE text LIKE 'zanzibar%'") == [(f"zanzibar {other}",)]
