@@ -19,7 +19,8 @@ from typing import BinaryIO
 import msgspec
 
 from memd import __version__
-from memd.store.export import exported_events, project_matching, snapshot
+from memd.store.export import exported_events, snapshot
+from memd.store.projects import find_project
 
 from .importer import EXPORT_FORMAT
 
@@ -36,10 +37,10 @@ def export(database: str, out: BinaryIO, project: str | None = None, since: floa
         project_id: int | None = None
         root: str | None = None
         if project:
-            found = project_matching(conn, project)
+            found = find_project(conn, project)
             if found is None:
-                raise NoSuchProject(f"no project matches {project!r} (memctl history lists them)")
-            project_id, root = found
+                raise NoSuchProject(f"no project matches {project!r} (memctl project list lists them)")
+            root, project_id = found
         header = {"format": EXPORT_FORMAT, "memd": __version__, "exported_at": time.time(), "project": root}
         out.write(json.dumps(header | {"since": since}).encode() + b"\n")
         encode = msgspec.json.Encoder().encode

@@ -66,10 +66,15 @@ __all__ = [
     "Ingest",
     "Ingested",
     "Latency",
+    "LinkProject",
+    "ListProjects",
     "Ok",
     "Ping",
     "Pong",
     "ProjectCount",
+    "ProjectInfo",
+    "ProjectLinked",
+    "ProjectList",
     "ProtocolError",
     "Rebuild",
     "Rebuilt",
@@ -364,6 +369,23 @@ class Sessions(Request):
     limit: int = 20
 
 
+class ListProjects(Request):
+    """Every project, with its key and the paths of its checkouts (``memctl project list``)."""
+
+
+class LinkProject(Request):
+    """Make the checkout at ``path`` part of another project (``memctl project link``): the
+    project of the checkout at ``other``, or the one of ``key``.  Exactly one of the two.
+    A path whose project has memories already brings them along: the projects are merged."""
+
+    path: str
+    """An absolute path: a checkout, or a directory in one."""
+    other: str | None = None
+    """An absolute path: another checkout, or a directory in one."""
+    key: str | None = None
+    """A project key (``github.com/acme/api``, ``path:/home/me/notes``) or a remote URL."""
+
+
 class ImportEvent(msgspec.Struct, kw_only=True):
     """One event read back from a transcript, as its hook would have sent it."""
 
@@ -452,6 +474,8 @@ RequestType = (
     | Gc
     | Sessions
     | Rebuild
+    | ListProjects
+    | LinkProject
     | Shutdown
 )
 
@@ -905,6 +929,34 @@ class SessionList(Reply):
     sessions: list[SessionInfo]
 
 
+class ProjectInfo(msgspec.Struct, kw_only=True):
+    id: int
+    root: str
+    """The path people know it by: the first it was seen at (on this machine or another)."""
+    name: str
+    key: str | None
+    """What its checkouts have in common: the remote (``github.com/acme/api``), else
+    ``path:<root>``; None for a project left without one (``memd.store.projects``)."""
+    paths: list[str]
+    """Where it is checked out on this machine."""
+    events: int
+    first_seen: float
+    last_seen: float
+
+
+class ProjectList(Reply):
+    projects: list[ProjectInfo]
+
+
+class ProjectLinked(Reply):
+    project: ProjectInfo
+    """The project the path belongs to now."""
+    merged: int | None = None
+    """The id of the project merged into it (gone now), if the path had one of its own."""
+    events: int = 0
+    """Events moved over from the merged project."""
+
+
 class Rebuilt(Reply):
     fts_rows: int = 0
     vectors_queued: int = 0
@@ -939,6 +991,8 @@ ReplyType = (
     | Scanned
     | Collected
     | SessionList
+    | ProjectList
+    | ProjectLinked
     | Rebuilt
     | Ok
     | Error

@@ -21,7 +21,7 @@ from typing import Final
 from memd import __version__
 
 from .. import paths
-from . import claude, continuity, daemon, forget, history, repair, search, status, transfer
+from . import claude, continuity, daemon, forget, history, projects, repair, search, status, transfer
 from .common import NOT_RUNNING_FIX, CommandError
 from .parsing import Command, CommandParser, common_options
 
@@ -50,6 +50,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     transfer.IMPORT,
     transfer.EXPORT,
     history.SESSIONS,
+    projects.PROJECT,
     daemon.LAUNCHER,
     daemon.SERVICE,
     repair.SPOOL,

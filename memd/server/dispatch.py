@@ -28,6 +28,8 @@ from ..protocol import (
     History,
     Import,
     Ingest,
+    LinkProject,
+    ListProjects,
     Ping,
     ProtocolError,
     Rebuild,
@@ -92,6 +94,8 @@ def routes(services: Services, shutdown: Callable[[Shutdown], Awaitable[Reply]])
             route(Sessions, s.lifecycle.sessions),
             route(Gc, s.janitor.collect),
             route(Rebuild, s.rebuilder.rebuild),
+            route(ListProjects, s.projects.list),
+            route(LinkProject, s.projects.link),
             route(Shutdown, shutdown),
         ]
     )

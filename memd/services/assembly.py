@@ -24,6 +24,7 @@ from .ingest import Ingester
 from .janitor import Janitor
 from .lifecycle import Lifecycle
 from .places import Places
+from .projects import Projects
 from .rebuild import Rebuilder
 from .recall import recall
 from .search import Retriever
@@ -71,3 +72,4 @@ class Services:
         self.endless = EndlessSwitch(self.recall, consolidator)
         self.reports = Reports(places, store, indexer, config.embedding.model, activity, self.ingester, self.recall)
         self.rebuilder = Rebuilder(store, indexer)
+        self.projects = Projects(store, self.retriever)

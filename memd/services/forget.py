@@ -25,8 +25,8 @@ from ..retrieve import layers
 from ..store import Store
 from ..store.forget import by_session, by_time, plan
 from ..store.forget_query import QueryTerms, by_query, document_matches, query_terms, scratch_index
-from ..store.lanes import find_project
 from ..store.listings import listing
+from ..store.projects import find_project, local_projects
 from . import spool
 from .erasure import erase
 from .indexer import Indexer
@@ -71,15 +71,15 @@ def frame_selected(
     kind: str,
     request: Forget,
     event: NewEvent,
-    root: str | None,
+    in_scope: bool,
     terms: QueryTerms | None,
     scratch: sqlite3.Connection | None,
 ) -> bool:
-    """Whether a spooled frame, as capture would store it (``event``; ``root`` its project),
-    is one the forget selects: the same rule as for stored events."""
+    """Whether a spooled frame, as capture would store it (``event``; ``in_scope``: in the
+    project the forget looks in), is one the forget selects: the same rule as for stored events."""
     if kind == "session":
         return event.session_id == request.session
-    if root is not None and (not event.cwd or project_root(event.cwd) != root):
+    if not in_scope:
         return False
     if kind == "before":
         return request.before is not None and event.client_ts < request.before
@@ -174,20 +174,41 @@ class Forgetting:
             return []
         capture, spool_dir = self.capture, self.spool_dir
 
-        def look() -> list[str]:
+        def read() -> list[tuple[str, NewEvent, str | None]]:
+            """Each frame (set-aside ones too: not gone) as the event it would become, and its root."""
+            frames = []
+            for path in spool.pending(spool_dir) + spool.failed(spool_dir):
+                event = _spooled_event(capture, path)
+                if event is not None:
+                    frames.append((path, event, project_root(event.cwd) if event.cwd else None))
+            return frames
+
+        frames = await anyio.to_thread.run_sync(read)
+        roots = {root for _, _, root in frames if root is not None}
+        projects = await self.store.readers.run(local_projects, roots) if scope.project_id is not None else {}
+
+        def in_scope(root: str | None) -> bool:
+            """Whether a frame at ``root`` would join the scope's project: another checkout of
+            it too; for a project with nothing stored, the same root only."""
+            if scope.root is None:
+                return True
+            if scope.project_id is None:
+                return root == scope.root
+            return root is not None and projects[root] == scope.project_id
+
+        def select() -> list[str]:
             scratch = scratch_index() if terms is not None else None
-            selected = []
             try:
-                for path in spool.pending(spool_dir) + spool.failed(spool_dir):  # set aside, not gone
-                    event = _spooled_event(capture, path)
-                    if event is not None and frame_selected(kind, request, event, scope.root, terms, scratch):
-                        selected.append(path)
+                return [
+                    path
+                    for path, event, root in frames
+                    if frame_selected(kind, request, event, in_scope(root), terms, scratch)
+                ]
             finally:
                 if scratch is not None:
                     scratch.close()
-            return selected
 
-        return await anyio.to_thread.run_sync(look)
+        return await anyio.to_thread.run_sync(select)
 
 
 def _spooled_event(capture: Capture, path: str) -> NewEvent | None:

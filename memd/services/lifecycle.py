@@ -21,8 +21,8 @@ from ..capture.prepare import Capture
 from ..protocol import Error, Forget, Ingest, Ingested, Remember, Remembered, Reply, Scan, SessionList, Sessions
 from ..store import Store
 from ..store.forget import Plan
-from ..store.lanes import find_project
 from ..store.listings import cite_of, session_list
+from ..store.projects import find_project
 from . import erasure, scan
 from .forget import Forgetting
 from .indexer import Indexer

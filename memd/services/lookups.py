@@ -32,8 +32,8 @@ from ..protocol import (
 from ..retrieve import layers
 from ..retrieve.smart import choose
 from ..store import Store, queries, usage
-from ..store.lanes import find_project
 from ..store.listings import task_list
+from ..store.projects import find_project
 from ..tokens import estimate_tokens
 from .errors import not_found
 from .search import Retriever

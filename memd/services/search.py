@@ -25,6 +25,7 @@ from ..retrieve.hits import close_neighbors, in_context_last, one_per_session, p
 from ..retrieve.rank import fuse
 from ..store import Readers, lanes, layers
 from ..store.lanes import Filters
+from ..store.projects import find_project, local_project
 from .indexer import Indexer
 
 __all__ = ["LANES", "Retriever", "lexical_lanes"]
@@ -40,6 +41,8 @@ class Retriever:
         self.indexer = indexer
         self.config = config
         self._project_ids: dict[str, int] = {}
+        self._links = 0
+        """Links made so far (``forget_projects``): a lookup that raced one is not remembered."""
         self._frequencies = lanes.Frequencies()
 
     async def search(self, request: Search) -> SearchResults:
@@ -110,23 +113,31 @@ class Retriever:
         return mode, notice, hits
 
     async def project(self, cwd: str) -> tuple[str, int | None]:
-        """The project root of ``cwd`` and its id (None: nothing recorded there yet)."""
+        """The project root of ``cwd`` and its project's id (None: nothing recorded there,
+        nor in another checkout of the same repository, yet)."""
         root = project_root(cwd)
-        if root not in self._project_ids:  # a project's id never changes: remember it
-            project_id = await self.readers.run(lanes.project_id, root)
-            if project_id is None:
-                return root, None
+        if root in self._project_ids:  # a root's project changes only by a link: remembered
+            return root, self._project_ids[root]
+        links = self._links
+        project_id = await self.readers.run(local_project, root)
+        if project_id is not None and links == self._links:  # read before a link committed: not kept
             self._project_ids[root] = project_id
-        return root, self._project_ids[root]
+        return root, project_id
+
+    def forget_projects(self) -> None:
+        """Forget the projects remembered per root: a link has just changed some (a merge
+        removes one project id, a path may belong to another project now)."""
+        self._links += 1
+        self._project_ids.clear()
 
     async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
         """(project root searched or None for all, its id, a notice if it has no events)."""
         if request.all_projects:
             return None, None, ""
         if request.project:
-            found = await self.readers.run(lanes.find_project, request.project)
+            found = await self.readers.run(find_project, request.project)
             if found is None:
-                return request.project, None, f"no project matches {request.project!r} (memctl history lists them)"
+                return request.project, None, f"no project matches {request.project!r} (memctl project list lists them)"
             return (*found, "")
         if not request.cwd:
             return None, None, ""

@@ -18,7 +18,8 @@ from typing import Final, NamedTuple, TypeVar
 import structlog
 
 from ..capture.prepare import NewEvent
-from .events import Committed, insert_event, project_id_of, refresh_snapshot, refresh_summary
+from .events import Committed, insert_event, refresh_snapshot, refresh_summary
+from .projects import project_id_of
 from .trouble import describe, fatal
 from .working_set import DEFAULT, Limits, admit, trim
 

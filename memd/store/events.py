@@ -9,7 +9,6 @@ caller's for the other writers of events (restore, redact, forget, consolidation
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from typing import NamedTuple
 
@@ -32,7 +31,6 @@ __all__ = [
     "count_redactions",
     "insert_derived",
     "insert_event",
-    "project_id_of",
     "refresh_snapshot",
     "refresh_summary",
 ]
@@ -41,15 +39,6 @@ __all__ = [
 class Committed(NamedTuple):
     event_id: int
     duplicate: bool
-
-
-def project_id_of(conn: sqlite3.Connection, root: str, now: float) -> int:
-    (project_id,) = conn.execute(
-        "INSERT INTO projects (root, name, first_seen, last_seen) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT(root) DO UPDATE SET last_seen = excluded.last_seen RETURNING id",
-        (root, os.path.basename(root) or root, now, now),
-    ).fetchone()
-    return int(project_id)
 
 
 _INSERT_EVENT = (

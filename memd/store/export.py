@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from ..protocol import ExportedEvent, ExportedLevel, ExportedUse
 
-__all__ = ["exported_events", "project_matching", "snapshot"]
+__all__ = ["exported_events", "snapshot"]
 
 _EVENTS = (
     "SELECT coalesce(c.cite, ''), e.idem_key, e.event, e.kind, e.session_id, p.root, e.tool, e.title, e.text,"
@@ -36,15 +36,6 @@ def snapshot(path: str) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
-
-
-def project_matching(conn: sqlite3.Connection, name: str) -> tuple[int, str] | None:
-    """The project whose root is ``name``, else the latest seen whose root contains it: (id, root)."""
-    row = conn.execute(
-        "SELECT id, root FROM projects WHERE root = ? OR instr(root, ?) > 0 ORDER BY root = ? DESC, last_seen DESC",
-        (name, name, name),
-    ).fetchone()
-    return None if row is None else (int(row[0]), str(row[1]))
 
 
 def exported_events(

@@ -43,7 +43,6 @@ __all__ = [
     "Frequencies",
     "context_start",
     "docs",
-    "find_project",
     "keyword",
     "substring",
     "trigram",
@@ -285,18 +284,3 @@ def context_start(conn: sqlite3.Connection, session: str) -> int:
         "SELECT max(id) FROM events WHERE session_id = ? AND +kind = 'compact_summary'", (session,)
     ).fetchone()
     return row[0] or 0
-
-
-def project_id(conn: sqlite3.Connection, root: str) -> int | None:
-    row = conn.execute("SELECT id FROM projects WHERE root = ?", (root,)).fetchone()
-    return row[0] if row else None
-
-
-def find_project(conn: sqlite3.Connection, name: str) -> tuple[str, int] | None:
-    """(root, id) of a project named by its root or a part of it (the most recently active first)."""
-    row = conn.execute(
-        "SELECT root, id FROM projects WHERE root = ? OR root LIKE ? ESCAPE '\\'"
-        " ORDER BY root = ? DESC, last_seen DESC",
-        (name, "%" + _escape_like(name) + "%", name),
-    ).fetchone()
-    return (row[0], row[1]) if row else None

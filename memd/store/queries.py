@@ -20,6 +20,7 @@ import aiosqlite
 from ..capture.events import LOGGED
 from ..capture.prepare import REPAIR_COUNTER
 from ..protocol import EventRow, ProjectCount, StorageSizes
+from .projects import MATCHING, like
 
 __all__ = [
     "KEYWORD_INDEXES",
@@ -147,16 +148,19 @@ async def history(
     project: str | None = None,
 ) -> list[EventRow]:
     """The latest ``limit`` events matching every filter given, oldest first."""
-    where, args = [], []
+    where: list[str] = []
+    args: list[object] = []
     for clause, value in (
         ("e.session_id = ?", session),
         ("e.kind = ?", kind),
         ("e.tool = ?", tool),
-        ("p.root LIKE ? ESCAPE '\\'", f"%{_like(project)}%" if project else None),
     ):
         if value is not None:
             where.append(clause)
             args.append(value)
+    if project:  # a root, a key or a checkout's path, or part of one
+        where.append(f"e.project_id IN ({MATCHING})")
+        args += [like(project)] * 3
     rows = await conn.execute_fetchall(
         "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
         " e.event, e.client_ts, c.cite"
@@ -182,7 +186,3 @@ async def history(
         )
         for r in reversed(list(rows))
     ]
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -16,7 +16,8 @@ import sqlite3
 from ..capture.events import DERIVED_KINDS
 from ..capture.prepare import NewEvent
 from ..protocol import ExportedEvent
-from .events import count_redactions, insert_derived, insert_event, project_id_of
+from .events import count_redactions, insert_derived, insert_event
+from .projects import project_id_of
 
 __all__ = ["restore"]
 

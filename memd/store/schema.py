@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
+from ..capture.project import project_key
 from ..cite import citation_id
 from .tasks import rebuild as rebuild_tasks_table
 
@@ -68,6 +69,15 @@ def _backfill_citations() -> str:
         for salt in range(CITATION_ATTEMPTS)
     ]
     return "\n".join(rounds)
+
+
+def _backfill_project_keys(conn: sqlite3.Connection) -> None:
+    """Every project's key, from its root as this machine has it now (a root gone since gets
+    ``path:<root>``).  Two projects of one repository (two checkouts seen before keys
+    existed): the older keeps the key and the other has none, a project of its own until
+    ``memctl project link`` merges them."""
+    for project_id, root in conn.execute("SELECT id, root FROM projects ORDER BY id").fetchall():
+        conn.execute("UPDATE OR IGNORE projects SET key = ? WHERE id = ?", (project_key(root), project_id))
 
 
 class Migration(NamedTuple):
@@ -518,6 +528,38 @@ MIGRATIONS: Final = (
         -- events under load).  Partial: snapshots are ~1.5% of the log.
         CREATE INDEX events_snapshots ON events(project_id, client_ts) WHERE kind = 'snapshot';
         """,
+    ),
+    Migration(
+        11,
+        "one project across checkouts and machines: a key per project, the paths it is checked out at",
+        """
+        -- memd.capture.project: a project is one repository wherever it is checked out.  `key`
+        -- says which (its normalized remote, else path:<root>); `project_paths` where it is
+        -- on this machine (memd.store.projects looks a root up there, then by key).  `root`
+        -- stays what people read: the first path seen, or another machine's for a project
+        -- known only from there, so it is no longer unique.  SQLite drops no constraint: the
+        -- table is copied without it (ids kept; nothing enforces the references to it).
+        CREATE TABLE projects_keyed (
+            id          INTEGER PRIMARY KEY,
+            root        TEXT NOT NULL,
+            name        TEXT NOT NULL,
+            first_seen  REAL NOT NULL,
+            last_seen   REAL NOT NULL,
+            key         TEXT
+        );
+        INSERT INTO projects_keyed (id, root, name, first_seen, last_seen)
+        SELECT id, root, name, first_seen, last_seen FROM projects;
+        DROP TABLE projects;
+        ALTER TABLE projects_keyed RENAME TO projects;
+        CREATE UNIQUE INDEX projects_by_key ON projects(key);  -- NULLs are distinct: unique when set
+        CREATE TABLE project_paths (
+            path        TEXT PRIMARY KEY,
+            project_id  INTEGER NOT NULL REFERENCES projects(id)
+        );
+        CREATE INDEX project_paths_by_project ON project_paths(project_id);
+        INSERT INTO project_paths (path, project_id) SELECT root, id FROM projects;
+        """,
+        then=_backfill_project_keys,
     ),
 )
 
