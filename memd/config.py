@@ -65,6 +65,15 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     max_importance = 1          # "low importance": importance <= this (1 reads, searches, trivial commands)
     max_db_bytes = 2000000000   # over this, the oldest low-importance events go first; 0 = no cap
 
+    [sync]                      # opt-in: other machines and teammates, through PostgreSQL (memd/services/sync.py)
+    url = ""                    # postgresql://alice@db.example/memd; MEMD_SYNC_URL wins; "" = no sync.
+                                # Put the password in ~/.pgpass (or PGPASSWORD), not here.
+    machine = ""                # this machine's name in the shared log; "" = the host name
+    interval = 5.0              # seconds between rounds when nothing is moving
+    batch = 500                 # events per push or pull transaction
+    [sync.teams]                # project key = the team's PostgreSQL role: the project's memories are
+    # "github.com/acme/api" = "memd_team_acme"    # shared with that team (memctl project list: keys)
+
 Retention never removes errors (``tool_error``), memories kept on purpose (``memory``),
 session summaries, snapshots and consolidations, nor any memory that was cited (used by
 id) or graduated to level 2 or higher.  It runs at most once a day, in the background.
@@ -188,6 +197,14 @@ class RetentionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     max_db_bytes: Annotated[int, msgspec.Meta(ge=0)] = 2_000_000_000
 
 
+class SyncConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str = ""
+    machine: str = ""
+    interval: Positive = 5.0
+    batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 500
+    teams: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
@@ -198,6 +215,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
     endless: EndlessConfig = msgspec.field(default_factory=EndlessConfig)
     retention: RetentionConfig = msgspec.field(default_factory=RetentionConfig)
+    sync: SyncConfig = msgspec.field(default_factory=SyncConfig)
 
 
 class ConfigError(Exception):

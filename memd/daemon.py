@@ -119,6 +119,7 @@ async def _serve(
         background.start_soon(watch_signals, server.close)
         background.start_soon(services.drain.run)
         background.start_soon(services.janitor.run)
+        background.start_soon(services.syncer.run)
         if idle_exit:
             readers, indexer, consolidator = services.store.readers, services.indexer, services.consolidator
             idle = IdleExit(idle_exit, services.activity, readers, indexer, consolidator, server.close)

@@ -547,6 +547,25 @@ class CommitsFailing(msgspec.Struct, kw_only=True):
     """SQLite's own message."""
 
 
+class SyncReport(msgspec.Struct, kw_only=True):
+    """Where sync stands (``memctl sync status``): never the URL's password."""
+
+    server: str
+    state: Literal["connecting", "syncing", "failing"]
+    pending: int
+    """Local events not pushed yet."""
+    tombstones: int
+    """Forgets not pushed yet."""
+    last_push: float | None
+    last_pull: float | None
+    last_error: str | None
+    last_error_at: float | None
+    pulled: int
+    """Events applied from other machines since the daemon started."""
+    lag_ms: float | None = None
+    """How long the last applied event took from its push to here."""
+
+
 class StatusReport(Reply):
     version: str
     protocol: int
@@ -582,6 +601,8 @@ class StatusReport(Reply):
     """The cap: at it, the connection idle longest makes room (``[daemon] max_connections``,
     kept under the open-files limit)."""
     open_files_limit: int = 0
+    sync: SyncReport | None = None
+    """None when sync is not configured."""
 
 
 class EventRow(msgspec.Struct, kw_only=True):

@@ -40,11 +40,10 @@ def on_small_disk() -> Iterator[tuple[Instance, Path]]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with open(filler, "wb") as f:
+    with open(filler, "wb", buffering=0) as f:  # unbuffered: a short last write leaves nothing for close to flush
         try:
             while True:
                 f.write(b"\0" * (1 << 16))
-                f.flush()
         except OSError as exc:
             assert exc.errno == errno.ENOSPC
     return filler

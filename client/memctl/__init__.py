@@ -21,7 +21,7 @@ from typing import Final
 from memd import __version__
 
 from .. import paths
-from . import claude, continuity, daemon, forget, history, projects, repair, search, status, transfer
+from . import claude, continuity, daemon, forget, history, projects, repair, search, status, sync, transfer
 from .common import NOT_RUNNING_FIX, CommandError
 from .parsing import Command, CommandParser, common_options
 
@@ -38,6 +38,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     continuity.TASKS,
     continuity.ENDLESS,
     status.STATS,
+    sync.SYNC,
     repair.DOCTOR,
     repair.REBUILD,
     daemon.DAEMON,

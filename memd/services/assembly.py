@@ -29,6 +29,7 @@ from .rebuild import Rebuilder
 from .recall import recall
 from .search import Retriever
 from .status import Reports
+from .sync import Syncer
 
 __all__ = ["Services"]
 
@@ -53,7 +54,8 @@ class Services:
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = recall(store, self.retriever, config)
-        self.capture = Capture(config.capture, Privacy(config.privacy))
+        privacy = Privacy(config.privacy)
+        self.capture = Capture(config.capture, privacy)
         self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer)
         self.lifecycle = Lifecycle(
             store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir
@@ -70,6 +72,9 @@ class Services:
         self.browse = Browse(store, self.retriever, self.recall)
         self.bulk = BulkLoad(Importer(self.capture, store, config.retention), consolidator, indexer)
         self.endless = EndlessSwitch(self.recall, consolidator)
-        self.reports = Reports(places, store, indexer, config.embedding.model, activity, self.ingester, self.recall)
+        self.syncer = Syncer(config.sync, store, indexer, privacy)
+        self.reports = Reports(
+            places, store, indexer, config.embedding.model, activity, self.ingester, self.recall, self.syncer
+        )
         self.rebuilder = Rebuilder(store, indexer)
         self.projects = Projects(store, self.retriever)

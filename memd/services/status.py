@@ -28,6 +28,7 @@ from .ingest import Ingester
 from .limits import file_limit
 from .places import Places
 from .recall import Recall
+from .sync import Syncer
 
 __all__ = ["Reports", "commits_failing"]
 
@@ -54,6 +55,7 @@ class Reports:
         activity: Activity,
         ingester: Ingester,
         recall: Recall,
+        syncer: Syncer,
     ) -> None:
         """``model``: the configured embedding model, reported when there is no indexer."""
         self.places = places
@@ -63,6 +65,7 @@ class Reports:
         self.activity = activity
         self.ingester = ingester
         self.recall = recall
+        self.syncer = syncer
 
     async def ping(self, request: Ping) -> Pong:
         return Pong(version=__version__, pid=os.getpid())
@@ -90,6 +93,7 @@ class Reports:
             max_connections=self.activity.max_connections,
             open_files_limit=file_limit(),
             embedding=await self.embedding(),
+            sync=await self.syncer.report(),
             **counts,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..protocol import ExportedEvent, ExportedLevel, ExportedUse
@@ -39,11 +39,18 @@ def snapshot(path: str) -> Iterator[sqlite3.Connection]:
 
 
 def exported_events(
-    conn: sqlite3.Connection, project_id: int | None = None, since: float | None = None
+    conn: sqlite3.Connection,
+    project_id: int | None = None,
+    since: float | None = None,
+    event_ids: Sequence[int] | None = None,
 ) -> Iterator[ExportedEvent]:
-    """Every stored event, oldest first; only ``project_id``'s and those from ``since`` on, when given."""
+    """Every stored event, oldest first; only ``project_id``'s, those from ``since`` on and
+    those of ``event_ids``, when given."""
     where: list[str] = []
     args: list[object] = []
+    if event_ids is not None:
+        where.append("e.id IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(list(event_ids)))
     if project_id is not None:
         where.append("e.project_id = ?")
         args.append(project_id)

@@ -56,9 +56,9 @@ __all__ = [
     "record",
 ]
 
-SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan")
+SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan", "sync")
 """How a forget chose its events: what the audit row records (``scan``: ``memd.store.redact``
-rewrote their secrets rather than deleting them)."""
+rewrote their secrets rather than deleting them; ``sync``: another machine forgot them)."""
 BATCH: Final = 200
 """Events deleted per transaction, so that a hook waits little behind one: at most ~0.2 s at
 100k events here, mostly recomputing the sessions that lost events (2,000 took up to 1.9 s).
@@ -171,6 +171,11 @@ def _delete(conn: sqlite3.Connection, planned: Plan, now: float) -> Deleted:
     ).fetchall()
     tasks_of = f"SELECT DISTINCT project_id FROM events WHERE id {_IN} AND kind = 'task_state'"
     task_projects = {row[0] for row in conn.execute(tasks_of, (ids,))}
+    conn.execute(  # to be forgotten on the other machines too, once sync was set up (memd.store.sync)
+        f"INSERT OR IGNORE INTO sync_tombstones (event_key, forgotten_at) SELECT idem_key, ? FROM events"
+        f" WHERE id {_IN} AND kind NOT IN {DERIVED_KINDS!r} AND EXISTS (SELECT 1 FROM sync_state)",
+        (now, ids),
+    )
     conn.execute(f"DELETE FROM events WHERE id {_IN}", (ids,))
     conn.executemany("UPDATE sessions SET events = max(0, events - ?) WHERE id = ?", [(n, s) for s, n in lost])
     sessions = set(planned.sessions)

@@ -23,14 +23,21 @@ __all__ = ["restore"]
 
 
 def restore(
-    conn: sqlite3.Connection, rows: list[ExportedEvent], redactions: dict[str, int], now: float
+    conn: sqlite3.Connection,
+    rows: list[ExportedEvent],
+    redactions: dict[str, int],
+    now: float,
+    project_id: int | None = None,
 ) -> tuple[int, int, int]:
     """Store ``rows`` (inside the caller's transaction), counting ``redactions`` (what today's
-    rules found in them) in ``redaction_totals``: (stored, already there, cites kept)."""
+    rules found in them) in ``redaction_totals``: (stored, already there, cites kept).
+    ``project_id``: the local project they belong to (sync knows it by the project's key),
+    else the project of each row's root."""
     count_redactions(conn, redactions)
     stored = duplicates = kept = 0
+    given = project_id
     for row in rows:
-        project_id = project_id_of(conn, row.project, now) if row.project else None
+        project_id = given if given is not None else project_id_of(conn, row.project, now) if row.project else None
         if row.kind in DERIVED_KINDS:  # a summary, snapshot or consolidation: not counted in its session
             if conn.execute("SELECT 1 FROM events WHERE idem_key = ?", (row.idem_key,)).fetchone():
                 duplicates += 1  # this instance's own is as new or newer: keep it

@@ -561,6 +561,47 @@ MIGRATIONS: Final = (
         """,
         then=_backfill_project_keys,
     ),
+    Migration(
+        12,
+        "sync: this machine's place in the shared log, what it pulled, what it forgot",
+        """
+        -- memd.store.sync.  One server at a time: another server starts over.
+        CREATE TABLE sync_state (
+            id            INTEGER PRIMARY KEY CHECK (id = 1),
+            server        TEXT NOT NULL,     -- role, host, port and database: never a password
+            pulled_txid   INTEGER NOT NULL DEFAULT 0,
+            pulled_seq    INTEGER NOT NULL DEFAULT 0,
+            last_push     REAL,
+            last_pull     REAL,
+            last_error    TEXT,              -- what went wrong, never content
+            last_error_at REAL
+        );
+        -- Events captured here and not pushed yet, queued in the transaction that stores them
+        -- (once sync was set up; derived kinds stay local).  A cursor on ids would miss an id
+        -- SQLite reuses after the newest events were forgotten.
+        CREATE TABLE sync_outbox (event_id INTEGER PRIMARY KEY);
+        CREATE TRIGGER events_sync_outbox AFTER INSERT ON events
+        WHEN new.kind NOT IN ('session_summary', 'snapshot', 'consolidated') AND EXISTS (SELECT 1 FROM sync_state)
+        BEGIN
+            INSERT OR IGNORE INTO sync_outbox (event_id) VALUES (new.id);
+        END;
+        -- Events pulled from other machines: never pushed back.
+        CREATE TABLE sync_remote (
+            event_id INTEGER PRIMARY KEY,
+            machine  TEXT NOT NULL
+        );
+        CREATE TRIGGER events_sync_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM sync_outbox WHERE event_id = old.id;
+            DELETE FROM sync_remote WHERE event_id = old.id;
+        END;
+        -- Forgotten here, to be forgotten everywhere: idempotency keys only, no content.
+        CREATE TABLE sync_tombstones (
+            event_key    TEXT PRIMARY KEY,
+            forgotten_at REAL NOT NULL
+        );
+        """,
+    ),
 )
 
 

@@ -1,0 +1,210 @@
+"""Sync through PostgreSQL (issue 20): one background task that pushes what this machine
+captured, pulls what the others pushed, and applies it to the local store.
+
+    connect ─► round: push tombstones and new local events (filtered again) ─► pull ─► apply
+       ▲          └─ nothing moved: wait ``[sync] interval`` (or until new events arrive)
+       └── any failure (server down, killed, unreachable): recorded, retried with backoff
+
+The local store stays canonical and search stays local: sync only adds rows to it (and
+forgets what another machine forgot).  Capture never waits for sync: the hook path does
+not know it exists; events wait in the store's sync outbox for as long as the server is
+away, and a round resumes from there: an event leaves the outbox, and the pull cursor
+moves, only after the server or the store committed.  Nothing is applied twice (an event's idempotency key is
+unique here, a push is idempotent there) and nothing is lost (a cursor never passes what
+was not committed on the other side).
+
+Privacy: content was filtered at capture; it is filtered again with today's rules before
+it leaves (a rule added since then still applies), the raw hook payload never leaves, and
+private spans never reached the store.  Logs carry counts and error classes, never
+content or the URL's password.
+
+psycopg is imported when sync is configured, not at daemon start.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import urllib.parse
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import msgspec
+import structlog
+
+from ..capture.privacy import Privacy
+from ..config import SyncConfig
+from ..protocol import ExportedEvent, SyncReport
+from ..store import Store, remote, sync
+from ..store.forget import plan
+from .erasure import erase
+from .indexer import Indexer
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["Syncer", "server_name"]
+
+log = structlog.get_logger("memd.sync")
+
+MAX_BACKOFF = 60.0
+
+
+def server_name(url: str) -> str:
+    """The server as ``memctl sync status`` shows it: role, host, port, database; no password."""
+    parts = urllib.parse.urlsplit(url)
+    user = urllib.parse.unquote(parts.username or "")
+    where = f"{parts.hostname or 'localhost'}{f':{parts.port}' if parts.port else ''}{parts.path}"
+    return f"{user}@{where}" if user else where
+
+
+class Syncer:
+    """The sync task of one daemon (``run``), and its report."""
+
+    def __init__(self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: Privacy) -> None:
+        self.config = config
+        self.url = os.environ.get("MEMD_SYNC_URL") or config.url
+        self.machine = config.machine or socket.gethostname()
+        self.server = server_name(self.url) if self.url else ""
+        self.store = store
+        self.indexer = indexer
+        self.privacy = privacy.secrets_only()  # private spans never reached the store
+        self.state: Literal["connecting", "syncing", "failing"] = "connecting"
+        self.pulled = 0
+        self.lag_ms: float | None = None
+        self._wake = anyio.Event()
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url)
+
+    def notify(self) -> None:
+        """New local events: push them now rather than at the next interval."""
+        self._wake.set()
+
+    async def report(self) -> SyncReport | None:
+        if not self.enabled:
+            return None
+        known = await self.store.readers.run(sync.state)
+        return SyncReport(
+            server=self.server,
+            state=self.state,
+            pending=known.pending if known else 0,
+            tombstones=known.tombstones if known else 0,
+            last_push=known.last_push if known else None,
+            last_pull=known.last_pull if known else None,
+            last_error=known.last_error if known else None,
+            last_error_at=known.last_error_at if known else None,
+            pulled=self.pulled,
+            lag_ms=self.lag_ms,
+        )
+
+    async def run(self) -> None:
+        """Sync until cancelled; never raises (a failure is recorded and retried)."""
+        if not self.enabled:
+            return
+        import psycopg
+
+        await self.store.writer.call(sync.begin, self.server)
+        backoff = 1.0
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10)
+                async with conn:
+                    if not await remote.present(conn):
+                        raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
+                    self.state, backoff = "syncing", 1.0
+                    log.info("sync_connected", server=self.server, machine=self.machine)
+                    while True:
+                        if not await self._round(conn):
+                            with anyio.move_on_after(self.config.interval):
+                                await self._wake.wait()
+                            self._wake = anyio.Event()
+            except (psycopg.Error, OSError, SyncProblem) as exc:
+                self.state = "failing"
+                problem = _problem(exc)
+                log.warning("sync_failed", server=self.server, error=problem, retry_s=backoff)
+                await self.store.writer.call(sync.failed, problem, time.time())
+                await anyio.sleep(backoff)
+                backoff = min(MAX_BACKOFF, backoff * 2)
+
+    async def _round(self, conn: AsyncConnection) -> bool:
+        """Push, then pull and apply one batch each way; whether anything moved."""
+        batch = self.config.batch
+        out = await self.store.readers.run(sync.outbound, batch)
+        rows = [row for project_key, event in out.events for row in self._puts(project_key, event)]
+        rows += [remote.Outgoing("personal", "", "forget", key, "", None) for key in out.tombstones]
+        if rows:
+            await remote.push(conn, rows, self.machine)
+            await self.store.writer.call(sync.pushed, out.ids, out.tombstones, time.time())
+        known = await self.store.readers.run(sync.state)
+        after = known.cursor if known else remote.Cursor(0, 0)
+        incoming = await remote.pull(conn, after, self.machine, batch)
+        roots = {row.project_key: _root(row.body) for row in incoming if row.op == "put" and row.body}
+        projects = await self.store.writer.call(sync.projects_for, roots, time.time()) if roots else {}
+        stored = 0
+        for forgets, group in _runs(incoming, self.machine):
+            if forgets:
+                await self._forget(group)
+            else:
+                stored += await self.store.writer.call(sync.applied, group, projects, time.time())
+        if stored:
+            self.pulled += stored
+            self.lag_ms = max(0.0, (time.time() - incoming[-1].pushed_at) * 1000)
+            if self.indexer is not None:
+                self.indexer.notify()
+        if not incoming:
+            await self.store.writer.call(sync.touched, time.time())
+        log.debug("sync_round", pushed=len(rows), pulled=stored, read=len(incoming))
+        return bool(rows) or bool(incoming)
+
+    def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
+        """The rows of one local event: personal, and for its project's team if it has one."""
+        title, _ = self.privacy.text(event.title)
+        text, _ = self.privacy.text(event.text)
+        meta, _ = self.privacy.value(event.meta)
+        cleaned = msgspec.structs.replace(event, title=title, text=text, meta=meta, payload="")
+        body = msgspec.json.encode(cleaned)
+        rows = [remote.Outgoing("personal", "", "put", event.idem_key, project_key, body)]
+        if team := self.config.teams.get(project_key):
+            rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))
+        return rows
+
+    async def _forget(self, rows: list[remote.Incoming]) -> None:
+        """Forget here what another machine forgot, as a local forget does (down to the bytes),
+        then move past it: a crash in between forgets again, never skips it."""
+        ids = await self.store.readers.run(sync.local_ids, [row.event_key for row in rows])
+        if ids:
+            planned = await self.store.readers.run(plan, ids)
+            await erase(self.store, self.indexer, planned, "sync")
+        await self.store.writer.call(sync.forgotten_here, rows, time.time())
+
+
+def _runs(rows: list[remote.Incoming], machine: str) -> list[tuple[bool, list[remote.Incoming]]]:
+    """``rows`` cut into runs of other machines' forgets (True) and of everything else, in order."""
+    runs: list[tuple[bool, list[remote.Incoming]]] = []
+    for row in rows:
+        forget = row.op == "forget" and row.machine != machine
+        if runs and runs[-1][0] == forget:
+            runs[-1][1].append(row)
+        else:
+            runs.append((forget, [row]))
+    return runs
+
+
+class SyncProblem(Exception):
+    """A reason sync cannot go on that is not a connection error (the message says what to do)."""
+
+
+def _problem(exc: BaseException) -> str:
+    """What went wrong, for status and logs: the error's class and first line, which
+    psycopg keeps free of passwords; never content."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"[:300]
+
+
+def _root(body: bytes | None) -> str:
+    """The project root an event had on the machine that pushed it."""
+    decoded: Any = msgspec.json.decode(body or b"{}")
+    return str(decoded.get("project") or "") if isinstance(decoded, dict) else ""

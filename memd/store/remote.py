@@ -1,0 +1,158 @@
+"""The shared log on a PostgreSQL server: what every machine pushes and pulls (issue 20).
+
+One table, ``memd.log``, append-only but for forgets: a row is an event a machine pushed
+(``put``, its exported form in ``body``) or a memory forgotten (``forget``, a tombstone,
+no content).  A row belongs to the PostgreSQL role that pushed it (``owner``) and to a
+**scope**: ``personal`` rows are read by their owner alone (all of one person's machines
+log in as that person), ``team`` rows by the members of the row's ``team`` role.
+Row-level security, not memd, enforces it: a teammate's connection cannot read another
+person's personal rows whatever memd does (``tests/test_sync.py`` proves it with two roles).
+
+**Pulling in order.**  ``seq`` values are handed out when a row is inserted, not when its
+transaction commits, so a reader that only remembered the highest ``seq`` it saw could
+skip a row committed later with a lower one.  Each row records its transaction id
+(``txid``), and a pull reads only rows of transactions older than every transaction still
+running (``pg_snapshot_xmin``), in (txid, seq) order: what it has passed can no longer
+change.  A push is idempotent (one row per owner, scope, team, operation and event key),
+so a push retried after a lost reply stores nothing twice.
+
+This module is the only one that speaks SQL to the server (memd's rule: SQL lives in
+``memd/store``); ``memd.services.sync`` drives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "install", "present", "pull", "push"]
+
+SCHEMA: Final = """
+CREATE SCHEMA IF NOT EXISTS memd;
+CREATE TABLE IF NOT EXISTS memd.log (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    txid        xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    owner       name NOT NULL DEFAULT current_user,
+    scope       text NOT NULL CHECK (scope IN ('personal', 'team')),
+    team        name NOT NULL DEFAULT '',
+    op          text NOT NULL CHECK (op IN ('put', 'forget')),
+    event_key   text NOT NULL,
+    project_key text NOT NULL,
+    machine     text NOT NULL,
+    body        bytea,            -- the event as ExportedEvent JSON (bytes: jsonb refuses NUL escapes)
+    pushed_at   timestamptz NOT NULL DEFAULT now(),
+    CHECK ((scope = 'team') = (team <> '')),
+    CHECK ((op = 'put') = (body IS NOT NULL))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS log_once ON memd.log (owner, scope, team, op, event_key);
+CREATE INDEX IF NOT EXISTS log_order ON memd.log (txid, seq);
+CREATE INDEX IF NOT EXISTS log_key ON memd.log (event_key);
+
+-- Whether the current role is a member of ``team`` (false for a role that does not exist,
+-- where pg_has_role would raise and break every read).
+CREATE OR REPLACE FUNCTION memd.member_of(team name) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = team AND pg_has_role(current_user, r.oid, 'MEMBER'))
+$$;
+
+ALTER TABLE memd.log ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memd.log FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS log_read ON memd.log;
+CREATE POLICY log_read ON memd.log FOR SELECT USING (
+    (scope = 'personal' AND owner = current_user) OR (scope = 'team' AND memd.member_of(team))
+);
+DROP POLICY IF EXISTS log_write ON memd.log;
+CREATE POLICY log_write ON memd.log FOR INSERT WITH CHECK (
+    owner = current_user AND (scope = 'personal' OR memd.member_of(team))
+);
+DROP POLICY IF EXISTS log_erase ON memd.log;
+CREATE POLICY log_erase ON memd.log FOR DELETE USING (
+    (scope = 'personal' AND owner = current_user) OR (scope = 'team' AND memd.member_of(team))
+);
+GRANT USAGE ON SCHEMA memd TO PUBLIC;
+GRANT SELECT, INSERT, DELETE ON memd.log TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memd.member_of(name) TO PUBLIC;
+"""
+"""The server's schema, idempotent: ``memctl sync setup`` runs it (as a role that may create
+a schema in the database; each user then needs only CONNECT, which PostgreSQL grants by default)."""
+
+
+class Cursor(NamedTuple):
+    """Where a machine is in the log: the last (txid, seq) it applied."""
+
+    txid: int
+    seq: int
+
+
+class Outgoing(NamedTuple):
+    scope: str
+    team: str
+    op: str
+    event_key: str
+    project_key: str
+    body: bytes | None
+    """The event as ``ExportedEvent`` JSON (``put``); None for a ``forget``."""
+
+
+class Incoming(NamedTuple):
+    txid: int
+    seq: int
+    owner: str
+    scope: str
+    team: str
+    op: str
+    event_key: str
+    project_key: str
+    machine: str
+    body: bytes | None
+    pushed_at: float
+
+
+def install(url: str) -> None:
+    """Create (or bring up to date) memd's schema on the server at ``url``: ``memctl sync setup``."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(SCHEMA)
+
+
+async def present(conn: AsyncConnection) -> bool:
+    """Whether the server has memd's table (``memctl sync setup`` has run)."""
+    cur = await conn.execute("SELECT to_regclass('memd.log') IS NOT NULL")
+    row = await cur.fetchone()
+    return bool(row and row[0])
+
+
+async def push(conn: AsyncConnection, rows: Sequence[Outgoing], machine: str) -> None:
+    """Append ``rows`` in one transaction; rows already there (a retried push) are skipped.
+    A ``forget`` also deletes the ``put`` rows of its key that this role may delete: the
+    memory leaves the server, not only the machines."""
+    async with conn.transaction(), conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO memd.log (scope, team, op, event_key, project_key, machine, body)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [(r.scope, r.team, r.op, r.event_key, r.project_key, machine, r.body) for r in rows],
+        )
+        forgotten = [r.event_key for r in rows if r.op == "forget"]
+        if forgotten:
+            await cur.execute("DELETE FROM memd.log WHERE op = 'put' AND event_key = ANY(%s)", (forgotten,))
+
+
+async def pull(conn: AsyncConnection, after: Cursor, machine: str, limit: int) -> list[Incoming]:
+    """The rows after ``after`` this role may read, in log order, of transactions that can no
+    longer change (module doc); at most ``limit``.  This machine's own rows come without
+    their body: the cursor passes them, nothing is applied."""
+    cur = await conn.execute(
+        "SELECT txid::text::bigint, seq, owner, scope, team, op, event_key, project_key, machine,"
+        " CASE WHEN machine = %s THEN NULL ELSE body END, extract(epoch FROM pushed_at)::float8"
+        " FROM memd.log WHERE (txid, seq) > (%s::text::xid8, %s) AND txid < pg_snapshot_xmin(pg_current_snapshot())"
+        " ORDER BY txid, seq LIMIT %s",
+        (machine, str(after.txid), after.seq, limit),
+    )
+    return [
+        Incoming(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], None if r[9] is None else bytes(r[9]), r[10])
+        for r in await cur.fetchall()
+    ]

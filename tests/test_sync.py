@@ -1,0 +1,214 @@
+"""Sync through a real PostgreSQL server (issue 20): two daemons with their own data dirs,
+one server started by the tests (``tests/pg.py``), the real hook client and memctl."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from conftest import Instance
+from pg import PgDatabase
+
+from memd.protocol import Ingest, Ingested
+from memd.store.remote import SCHEMA
+from memd_client.rpc import DaemonUnavailable
+
+PASSWORD = "s3cret-pw"
+
+
+def repository(path: Path, remote: str) -> str:
+    """A git checkout's layout at ``path`` whose origin is ``remote`` (no git process needed)."""
+    (path / ".git").mkdir(parents=True)
+    (path / ".git" / "config").write_text(
+        f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    )
+    return str(path)
+
+
+class Machine:
+    """One machine: a daemon on its own data dir, syncing as ``role``."""
+
+    def __init__(self, root: str, name: str, url: str, teams: dict[str, str] | None = None) -> None:
+        self.instance = Instance(os.path.join(root, name))
+        tables = "".join(f'"{key}" = "{team}"\n' for key, team in (teams or {}).items())
+        self.instance.configure(
+            f'[sync]\nurl = "{url}"\nmachine = "{name}"\ninterval = 0.1\n'
+            + (f"[sync.teams]\n{tables}" if tables else "")
+        )
+        self.instance.start()
+
+    def hook_prompt(self, cwd: str, text: str, session: str | None = None) -> None:
+        self.instance.remember(text, cwd, session=session or f"s-{uuid.uuid4().hex[:8]}")
+
+    def finds(self, cwd: str, word: str) -> bool:
+        return any(word in hit.title or word in hit.snippet for hit in self.instance.search(word, cwd=cwd).results)
+
+    def log(self) -> str:
+        return self.instance.stderr()[-4000:]
+
+    def stop(self) -> None:
+        if self.instance.process is not None and self.instance.process.poll() is None:
+            self.instance.stop()
+
+
+@pytest.fixture
+def world(pg: PgDatabase) -> Iterator[tuple[PgDatabase, str, list[Machine]]]:
+    """A fresh database with memd's schema and alice's role; the machines the test starts are stopped after."""
+    pg.create_role("alice", PASSWORD)
+    pg.sql(SCHEMA)
+    root = tempfile.mkdtemp(prefix="memd-s-", dir="/tmp")
+    machines: list[Machine] = []
+    try:
+        yield pg, root, machines
+    finally:
+        for machine in machines:
+            machine.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_an_event_captured_on_one_machine_is_found_on_another(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a = Machine(root, "a", url)
+    b = Machine(root, "b", url)
+    machines += [a, b]
+    here = repository(tmp_path / "laptop" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "desktop" / "code" / "api", "https://github.com/acme/api")
+    a.hook_prompt(here, "why does the zanzibar importer drop the last row")
+    deadline = time.monotonic() + 30
+    while not b.finds(there, "zanzibar"):
+        assert time.monotonic() < deadline, b.instance.stderr()[-2000:]
+        time.sleep(0.1)
+    report = b.instance.status().sync
+    assert report is not None and report.pulled >= 1 and report.state == "syncing"
+
+
+def wait_until(predicate, what: str, machine: Machine, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if predicate():
+                return
+        except DaemonUnavailable:
+            raise AssertionError(f"{what}: the daemon is gone:\n{machine.log()}") from None
+        assert time.monotonic() < deadline, f"{what} not in time:\n{machine.log()}"
+        time.sleep(0.1)
+
+
+def test_a_forget_on_one_machine_removes_the_memory_from_the_other_down_to_the_bytes(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a, b = Machine(root, "a", url), Machine(root, "b", url)
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    a.hook_prompt(here, "the capybara deploy step needs the staging token first")
+    wait_until(lambda: b.finds(there, "capybara"), "the memory on b", b)
+    (hit,) = a.instance.search("capybara", cwd=here).results
+    done = a.instance.memctl("forget", hit.cite, "--yes")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: not b.finds(there, "capybara"), "the forget on b", b)
+    wait_until(lambda: b.instance.status().sync.tombstones == 0, "b's tombstones", b)  # type: ignore[union-attr]
+    assert pg.sql("SELECT count(*) FROM memd.log WHERE op = 'put'") == [(0,)]  # gone from the server too
+    for machine in (a, b):
+        machine.stop()
+        for name in os.listdir(os.path.dirname(machine.instance.paths.database)):
+            if name.startswith(os.path.basename(machine.instance.paths.database)):
+                data = Path(os.path.dirname(machine.instance.paths.database), name).read_bytes()
+                assert b"capybara" not in data, name
+
+
+def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    pg.create_role("bob", PASSWORD)
+    pg.sql("CREATE ROLE memd_team_acme NOLOGIN; GRANT memd_team_acme TO alice, bob")
+    alice = Machine(root, "alice-laptop", pg.dsn("alice", PASSWORD), teams={"github.com/acme/api": "memd_team_acme"})
+    bob = Machine(root, "bob-desktop", pg.dsn("bob", PASSWORD))
+    machines += [alice, bob]
+    shared = repository(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    private = repository(tmp_path / "alice" / "notes", "git@github.com:alice/notes.git")
+    bobs = repository(tmp_path / "bob" / "api", "https://github.com/acme/api.git")
+    alice.hook_prompt(private, "the wombat password rotation is on fridays")
+    alice.hook_prompt(shared, "the quokka migration must run before the api deploy")
+    wait_until(lambda: bob.finds(bobs, "quokka"), "the team memory on bob's machine", bob)
+    assert not bob.instance.search("wombat", all_projects=True).results
+    with psycopg.connect(pg.dsn("bob", PASSWORD)) as conn:  # the server itself refuses bob alice's personal rows
+        assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'personal'").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'team'").fetchone()[0] >= 1  # type: ignore[index]
+    assert pg.sql("SELECT count(*) FROM memd.log WHERE scope = 'personal' AND owner = 'alice'")[0][0] >= 2
+
+
+def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_nothing(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a = Machine(root, "a", url)
+    machines.append(a)
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    sent = 10_000
+    for n in range(sent):
+        payload = {
+            "session_id": f"s-{n // 500}", "cwd": here, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_use_id": f"toolu_{n:06d}", "tool_input": {"command": f"make step-{n}"},
+            "tool_response": {"stdout": f"step {n} done", "stderr": "", "interrupted": False},
+        }  # fmt: skip
+        a.instance.call(
+            Ingest(event="PostToolUse", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode()), Ingested
+        )
+    b = Machine(root, "b", url)
+    machines.append(b)
+    pulled = lambda: b.instance.query("SELECT count(*) FROM sync_remote")[0][0]  # noqa: E731
+    wait_until(lambda: pulled() >= 2000, "b's first pulls", b)
+    pg.server.kill()  # mid-sync: a push or a pull is in flight on one of them
+    time.sleep(1.0)
+    assert a.instance.status().sync.state == "failing"  # type: ignore[union-attr]
+    pg.server.start()
+    wait_until(lambda: pulled() >= sent, "b's pulls after the restart", b, timeout=240)
+    stored = a.instance.query("SELECT count(*) FROM events WHERE kind = 'tool'")[0][0]
+    assert stored == sent
+    assert pg.sql("SELECT count(*), count(DISTINCT event_key) FROM memd.log WHERE op = 'put'") == [(sent, sent)]
+    keys = b.instance.query("SELECT idem_key FROM events e JOIN sync_remote r ON r.event_id = e.id")
+    assert len(keys) == len({k for (k,) in keys}) == sent
+    assert a.instance.status().sync.pending == 0  # type: ignore[union-attr]
+
+
+def test_a_pull_never_passes_a_row_whose_transaction_may_still_commit(pg: PgDatabase) -> None:
+    """seq is handed out at insert: a transaction that commits later with a lower seq must not
+    be skipped by a reader that already passed a higher one (memd.store.remote's module doc)."""
+    import anyio
+
+    from memd.store import remote
+
+    pg.create_role("alice", PASSWORD)
+    pg.sql(SCHEMA)
+    url = pg.dsn("alice", PASSWORD)
+
+    def row(key: str) -> remote.Outgoing:
+        return remote.Outgoing("personal", "", "put", key, "github.com/acme/api", b'{"k": 1}')
+
+    async def scenario() -> None:
+        slow = await psycopg.AsyncConnection.connect(url)
+        fast = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        reader = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        async with slow, fast, reader:
+            await slow.execute(
+                "INSERT INTO memd.log (scope, op, event_key, project_key, machine, body)"
+                " VALUES ('personal', 'put', 'first', 'k', 'a', '{}'::bytea)"
+            )  # its transaction stays open
+            await remote.push(fast, [row("second")], "b")
+            assert await remote.pull(reader, remote.Cursor(0, 0), "c", 10) == []
+            await slow.commit()
+            pulled = await remote.pull(reader, remote.Cursor(0, 0), "c", 10)
+            assert [r.event_key for r in pulled] == ["first", "second"]
+            assert await remote.pull(reader, remote.Cursor(pulled[-1].txid, pulled[-1].seq), "c", 10) == []
+            await remote.push(fast, [row("second")], "b")  # a retried push stores nothing twice
+            assert len(await remote.pull(reader, remote.Cursor(0, 0), "c", 10)) == 2
+
+    anyio.run(scenario)
