@@ -90,6 +90,8 @@ __all__ = [
     "SessionInfo",
     "SessionList",
     "Sessions",
+    "Share",
+    "Shared",
     "Shutdown",
     "SmartResults",
     "SmartSearch",
@@ -98,6 +100,7 @@ __all__ = [
     "Status",
     "StatusReport",
     "StorageSizes",
+    "SyncReport",
     "TaskInfo",
     "TaskList",
     "Tasks",
@@ -373,6 +376,16 @@ class ListProjects(Request):
     """Every project, with its key and the paths of its checkouts (``memctl project list``)."""
 
 
+class Share(Request):
+    """Promote memories to a team (``memctl share``): pushed to the team's scope of the sync
+    server, where the team role's members read them."""
+
+    ids: list[str]
+    """Citation ids (``mem:Ab3xY9``) or event ids."""
+    team: str
+    """The team's PostgreSQL role."""
+
+
 class LinkProject(Request):
     """Make the checkout at ``path`` part of another project (``memctl project link``): the
     project of the checkout at ``other``, or the one of ``key``.  Exactly one of the two.
@@ -476,6 +489,7 @@ RequestType = (
     | Rebuild
     | ListProjects
     | LinkProject
+    | Share
     | Shutdown
 )
 
@@ -978,6 +992,15 @@ class ProjectLinked(Reply):
     """Events moved over from the merged project."""
 
 
+class Shared(Reply):
+    shared: int
+    """Memories newly promoted (one shared before counts once)."""
+    missing: list[str] = []
+    """The ids that name no memory."""
+    syncing: bool = True
+    """False: sync is off here; they go to the team once it is set up."""
+
+
 class Rebuilt(Reply):
     fts_rows: int = 0
     vectors_queued: int = 0
@@ -1014,6 +1037,7 @@ ReplyType = (
     | SessionList
     | ProjectList
     | ProjectLinked
+    | Shared
     | Rebuilt
     | Ok
     | Error

@@ -44,6 +44,7 @@ CHECKS = [
     "vector_index",
     "model",
     "spool",
+    "sync",
     "disk",
 ]
 
@@ -492,3 +493,21 @@ def test_disk_space(free: int, total: int, level: str) -> None:
     (finding,) = doctor.check_disk(DiskFacts("/d", free, total))
     assert finding.level == level
     assert bool(finding.fix) == (level != "ok")
+
+
+def test_the_sync_check_says_what_waits_and_what_is_wrong() -> None:
+    from memd.protocol import SyncReport
+    from memd_client.doctor.sync import check_sync
+
+    def report(**kw: object) -> SyncReport:
+        fields: dict = dict(server="alice@db/memd", state="syncing", pending=0, tombstones=0, last_push=1000.0,
+                            last_pull=1000.0, last_error=None, last_error_at=None, pulled=0)  # fmt: skip
+        return SyncReport(**{**fields, **kw})
+
+    assert check_sync(False, True, None)[0].level == "ok"
+    assert check_sync(True, False, None)[0].level == "warn"
+    (failing,) = check_sync(True, True, report(state="failing", pending=12, last_error="OperationalError: refused"))
+    assert failing.level == "error" and "12 events" in failing.message and "refused" in failing.message
+    (stale,) = check_sync(True, True, report(pending=3, last_push=1000.0), now=1000.0 + 7200)
+    assert stale.level == "warn" and "120 min" in stale.message
+    assert check_sync(True, True, report(pending=3), now=1010.0)[0].level == "ok"

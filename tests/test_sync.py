@@ -140,6 +140,12 @@ def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_pat
     alice.hook_prompt(shared, "the quokka migration must run before the api deploy")
     wait_until(lambda: bob.finds(bobs, "quokka"), "the team memory on bob's machine", bob)
     assert not bob.instance.search("wombat", all_projects=True).results
+    alice.hook_prompt(private, "the platypus cache must be warmed before the demo")  # promoted by hand
+    (hit,) = alice.instance.search("platypus", cwd=private).results
+    shared = alice.instance.memctl("share", hit.cite, "--team", "memd_team_acme", "--json")
+    assert shared.returncode == 0 and json.loads(shared.stdout)["shared"] == 1, shared.stderr
+    wait_until(lambda: bool(bob.instance.search("platypus", all_projects=True).results), "the shared memory", bob)
+    assert not bob.instance.search("wombat", all_projects=True).results
     with psycopg.connect(pg.dsn("bob", PASSWORD)) as conn:  # the server itself refuses bob alice's personal rows
         assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'personal'").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'team'").fetchone()[0] >= 1  # type: ignore[index]

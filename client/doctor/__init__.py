@@ -56,6 +56,7 @@ from .store import (
     gather_model,
     gather_quarantine,
 )
+from .sync import check_sync
 from .system import PRIVATE as PRIVATE
 from .system import (
     ConfigFacts,
@@ -146,6 +147,7 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
     findings += check_daemon(daemon) if daemon is not None else []
     up = daemon is not None and daemon.pong is not None
     live = daemon.status.embedding if daemon is not None and up and daemon.status is not None else None
+    sync_report = daemon.status.sync if daemon is not None and up and daemon.status is not None else None
     steps: list[tuple[str, Callable[[], list[Finding]]]] = [
         ("permissions", lambda: check_permissions(gather_permissions(paths), os.getuid(), _user())),
         ("database", lambda: check_database(gather_database(paths.database))),
@@ -153,6 +155,7 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
         ("vector_index", lambda: check_index(gather_index(paths, config), live, RESTART if up else START)),
         ("model", lambda: check_model(gather_model(config), python)),
         ("spool", lambda: check_spool(gather_spool(paths, time.time()), up, paths.log_file)),
+        ("sync", lambda: check_sync(bool(os.environ.get("MEMD_SYNC_URL") or config.sync.url), up, sync_report)),
         ("disk", lambda: check_disk(gather_disk(paths.data_dir))),
     ]
     for name, step in steps:

@@ -10,7 +10,7 @@ Level = Literal["ok", "warn", "error"]
 class Finding(NamedTuple):
     name: str
     """The check: config, hooks, daemon, permissions, database, quarantine, vector_index, model, spool,
-    disk.
+    disk, sync.
     A check with several problems gives one finding for each."""
     level: Level
     message: str

@@ -39,6 +39,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     continuity.ENDLESS,
     status.STATS,
     sync.SYNC,
+    sync.SHARE,
     repair.DOCTOR,
     repair.REBUILD,
     daemon.DAEMON,

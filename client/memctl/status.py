@@ -69,6 +69,12 @@ def run_status(args: argparse.Namespace) -> int:
             f"  vectors:       {e.index_vectors} in the index, {e.stored_vectors} stored; outbox backlog {e.backlog}"
             f" ({e.unembedded} without any vector yet, oldest {e.oldest_pending_age:.0f} s), {e.failed} failed"
         )
+    if (sync := report.sync) is not None:
+        lines.append(
+            f"  sync:          {sync.state} with {sync.server};"
+            f" {sync.pending} events and {sync.tombstones} forgets to push"
+            + (f"; last error: {sync.last_error}" if sync.last_error else "")
+        )
     for op, lat in sorted(report.latency_ms.items()):
         lines.append(f"  {op + ' ms:':<15}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")
     emit(args, data, "\n".join(lines))

@@ -17,7 +17,7 @@ import urllib.parse
 from .common import CommandError, connect, emit, plain, when
 from .parsing import Command
 
-__all__ = ["SYNC"]
+__all__ = ["SHARE", "SYNC"]
 
 
 def sync_arguments(p: argparse.ArgumentParser) -> None:
@@ -106,4 +106,25 @@ def _remember(config_file: str, url: str) -> None:
         f.write(f"\n[sync]\nurl = {json.dumps(url)}\n")  # a JSON string is a TOML basic string
 
 
+def share_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("--team", required=True, help="the team's PostgreSQL role (README: Sync)")
+    p.set_defaults(handler=run_share)
+
+
+def run_share(args: argparse.Namespace) -> int:
+    from memd.protocol import Share, Shared
+
+    with connect(args) as client:
+        reply = client.call(Share(ids=args.ids, team=args.team), Shared)
+    lines = [f"{reply.shared} memor{'y' if reply.shared == 1 else 'ies'} promoted to {args.team}"]
+    if not reply.syncing:
+        lines.append("sync is off here: they reach the team once it is set up (memctl sync setup)")
+    if reply.missing:
+        lines.append(f"no memory has these ids: {', '.join(reply.missing)}")
+    emit(args, plain(reply), "\n".join(lines))
+    return 1 if reply.missing else 0
+
+
+SHARE = Command("share", "share memories with a team through the sync server", share_arguments)
 SYNC = Command("sync", "sync with other machines and teammates through PostgreSQL: status, setup", sync_arguments)

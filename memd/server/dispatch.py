@@ -41,6 +41,7 @@ from ..protocol import (
     Scan,
     Search,
     Sessions,
+    Share,
     Shutdown,
     SmartSearch,
     Stats,
@@ -96,6 +97,7 @@ def routes(services: Services, shutdown: Callable[[Shutdown], Awaitable[Reply]])
             route(Rebuild, s.rebuilder.rebuild),
             route(ListProjects, s.projects.list),
             route(LinkProject, s.projects.link),
+            route(Share, s.syncer.share),
             route(Shutdown, shutdown),
         ]
     )

@@ -56,7 +56,8 @@ class Services:
         self.recall = recall(store, self.retriever, config)
         privacy = Privacy(config.privacy)
         self.capture = Capture(config.capture, privacy)
-        self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer)
+        self.syncer = Syncer(config.sync, store, indexer, privacy)
+        self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer, self.syncer.notify)
         self.lifecycle = Lifecycle(
             store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir
         )
@@ -72,7 +73,6 @@ class Services:
         self.browse = Browse(store, self.retriever, self.recall)
         self.bulk = BulkLoad(Importer(self.capture, store, config.retention), consolidator, indexer)
         self.endless = EndlessSwitch(self.recall, consolidator)
-        self.syncer = Syncer(config.sync, store, indexer, privacy)
         self.reports = Reports(
             places, store, indexer, config.embedding.model, activity, self.ingester, self.recall, self.syncer
         )

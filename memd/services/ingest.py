@@ -10,6 +10,7 @@ one (from the spool, or a restore) is not, as nobody reads the answer.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import anyio
 import structlog
@@ -37,13 +38,21 @@ class Ingester:
     """Commits hook events: ``ingest`` a hook's, ``replay`` one nobody waits for."""
 
     def __init__(
-        self, capture: Capture, store: Store, recall: Recall, consolidator: Consolidator, indexer: Indexer | None
+        self,
+        capture: Capture,
+        store: Store,
+        recall: Recall,
+        consolidator: Consolidator,
+        indexer: Indexer | None,
+        on_new_event: Callable[[], None] = lambda: None,
     ) -> None:
+        """``on_new_event``: told after each new event is committed (the sync pushes it)."""
         self.capture = capture
         self.store = store
         self.recall = recall
         self.consolidator = consolidator
         self.indexer = indexer
+        self.on_new_event = on_new_event
         self.skipped = 0
         """Events capture chose not to store (``memctl status``)."""
         self._capture_thread = anyio.CapacityLimiter(1)
@@ -99,6 +108,7 @@ class Ingester:
             stdout = await self._context(event)
         if not committed.duplicate:
             self.consolidator.notify()
+            self.on_new_event()
             if self.indexer is not None:  # after the context: embedding would compete with the query's
                 self.indexer.notify()
         return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)

@@ -35,7 +35,8 @@ import structlog
 
 from ..capture.privacy import Privacy
 from ..config import SyncConfig
-from ..protocol import ExportedEvent, SyncReport
+from ..protocol import ExportedEvent, Share, Shared, SyncReport
+from ..retrieve.layers import resolve_all
 from ..store import Store, remote, sync
 from ..store.forget import plan
 from .erasure import erase
@@ -114,13 +115,12 @@ class Syncer:
                 async with conn:
                     if not await remote.present(conn):
                         raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
+                    await remote.listen(conn)
                     self.state, backoff = "syncing", 1.0
                     log.info("sync_connected", server=self.server, machine=self.machine)
                     while True:
                         if not await self._round(conn):
-                            with anyio.move_on_after(self.config.interval):
-                                await self._wake.wait()
-                            self._wake = anyio.Event()
+                            await self._idle(conn)
             except (psycopg.Error, OSError, SyncProblem) as exc:
                 self.state = "failing"
                 problem = _problem(exc)
@@ -129,15 +129,33 @@ class Syncer:
                 await anyio.sleep(backoff)
                 backoff = min(MAX_BACKOFF, backoff * 2)
 
+    async def _idle(self, conn: AsyncConnection) -> None:
+        """Until another machine pushed (the server says so), this one captured something
+        (``notify``), or ``[sync] interval`` passed, whichever comes first."""
+        async with anyio.create_task_group() as race:
+
+            async def local() -> None:
+                await self._wake.wait()
+                race.cancel_scope.cancel()
+
+            async def server() -> None:
+                await remote.wait(conn, self.config.interval)
+                race.cancel_scope.cancel()
+
+            race.start_soon(local)
+            race.start_soon(server)
+        self._wake = anyio.Event()
+
     async def _round(self, conn: AsyncConnection) -> bool:
         """Push, then pull and apply one batch each way; whether anything moved."""
         batch = self.config.batch
         out = await self.store.readers.run(sync.outbound, batch)
         rows = [row for project_key, event in out.events for row in self._puts(project_key, event)]
         rows += [remote.Outgoing("personal", "", "forget", key, "", None) for key in out.tombstones]
+        rows += [remote.Outgoing("team", team, "put", e.idem_key, key, self._body(e)) for team, key, e in out.shares]
         if rows:
             await remote.push(conn, rows, self.machine)
-            await self.store.writer.call(sync.pushed, out.ids, out.tombstones, time.time())
+            await self.store.writer.call(sync.pushed, out, time.time())
         known = await self.store.readers.run(sync.state)
         after = known.cursor if known else remote.Cursor(0, 0)
         incoming = await remote.pull(conn, after, self.machine, batch)
@@ -159,13 +177,25 @@ class Syncer:
         log.debug("sync_round", pushed=len(rows), pulled=stored, read=len(incoming))
         return bool(rows) or bool(incoming)
 
-    def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
-        """The rows of one local event: personal, and for its project's team if it has one."""
+    async def share(self, request: Share) -> Shared:
+        """Promote memories to a team (pushed at the next round)."""
+        found = await self.store.readers.run(resolve_all, request.ids)
+        missing = [ref for ref, event_id in zip(request.ids, found, strict=True) if event_id is None]
+        ids = [event_id for event_id in found if event_id is not None]
+        shared = await self.store.writer.call(sync.share, ids, request.team) if ids else 0
+        self.notify()
+        return Shared(shared=shared, missing=missing, syncing=self.enabled)
+
+    def _body(self, event: ExportedEvent) -> bytes:
+        """An event as it leaves this machine: filtered again with today's rules, no payload."""
         title, _ = self.privacy.text(event.title)
         text, _ = self.privacy.text(event.text)
         meta, _ = self.privacy.value(event.meta)
-        cleaned = msgspec.structs.replace(event, title=title, text=text, meta=meta, payload="")
-        body = msgspec.json.encode(cleaned)
+        return msgspec.json.encode(msgspec.structs.replace(event, title=title, text=text, meta=meta, payload=""))
+
+    def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
+        """The rows of one local event: personal, and for its project's team if it has one."""
+        body = self._body(event)
         rows = [remote.Outgoing("personal", "", "put", event.idem_key, project_key, body)]
         if team := self.config.teams.get(project_key):
             rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "install", "present", "pull", "push"]
+__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "install", "listen", "present", "pull", "push", "wait"]
 
 SCHEMA: Final = """
 CREATE SCHEMA IF NOT EXISTS memd;
@@ -139,6 +139,19 @@ async def push(conn: AsyncConnection, rows: Sequence[Outgoing], machine: str) ->
         forgotten = [r.event_key for r in rows if r.op == "forget"]
         if forgotten:
             await cur.execute("DELETE FROM memd.log WHERE op = 'put' AND event_key = ANY(%s)", (forgotten,))
+        await cur.execute("NOTIFY memd_log")  # at commit: the other machines pull now (no content)
+
+
+async def listen(conn: AsyncConnection) -> None:
+    """Be told when another machine pushed (``wait``)."""
+    await conn.execute("LISTEN memd_log")
+
+
+async def wait(conn: AsyncConnection, seconds: float) -> bool:
+    """Whether a push was announced within ``seconds``."""
+    async for _ in conn.notifies(timeout=seconds, stop_after=1):
+        return True
+    return False
 
 
 async def pull(conn: AsyncConnection, after: Cursor, machine: str, limit: int) -> list[Incoming]:

@@ -590,10 +590,18 @@ MIGRATIONS: Final = (
             event_id INTEGER PRIMARY KEY,
             machine  TEXT NOT NULL
         );
+        -- Memories promoted to a team by hand (memctl share), pushed to it once.
+        CREATE TABLE sync_shares (
+            event_id INTEGER NOT NULL,
+            team     TEXT NOT NULL,
+            pushed   INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (event_id, team)
+        );
         CREATE TRIGGER events_sync_delete AFTER DELETE ON events
         BEGIN
             DELETE FROM sync_outbox WHERE event_id = old.id;
             DELETE FROM sync_remote WHERE event_id = old.id;
+            DELETE FROM sync_shares WHERE event_id = old.id;
         END;
         -- Forgotten here, to be forgotten everywhere: idempotency keys only, no content.
         CREATE TABLE sync_tombstones (

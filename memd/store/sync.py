@@ -47,6 +47,7 @@ __all__ = [
     "outbound",
     "projects_for",
     "pushed",
+    "share",
     "state",
     "touched",
 ]
@@ -70,6 +71,10 @@ class Outbound(NamedTuple):
     ids: list[int]
     """The outbox rows these are (``pushed`` takes them off)."""
     tombstones: list[str]
+    shares: list[tuple[str, str, ExportedEvent]]
+    """(team, project key, event) promoted by hand and not pushed yet."""
+    shared: list[tuple[int, str]]
+    """The share rows these are: (event id, team)."""
 
 
 def begin(conn: sqlite3.Connection, server: str) -> None:
@@ -105,25 +110,53 @@ def state(conn: sqlite3.Connection) -> State | None:
 def outbound(conn: sqlite3.Connection, limit: int) -> Outbound:
     """The next ``limit`` local events to push, and the tombstones waiting."""
     ids = [r[0] for r in conn.execute("SELECT event_id FROM sync_outbox ORDER BY event_id LIMIT ?", (limit,))]
-    keys = dict(
-        conn.execute(
-            "SELECT e.idem_key, coalesce(p.key, '') FROM events e LEFT JOIN projects p ON p.id = e.project_id"
-            " WHERE e.id IN (SELECT value FROM json_each(?))",
-            (msgspec.json.encode(ids).decode(),),
-        ).fetchall()
-    )
+    keys = _project_keys(conn, ids)
     events = [(keys.get(e.idem_key, ""), e) for e in exported_events(conn, event_ids=ids)] if ids else []
     tombstones = [
         r[0] for r in conn.execute("SELECT event_key FROM sync_tombstones ORDER BY forgotten_at LIMIT ?", (limit,))
     ]
-    return Outbound(events, ids, tombstones)
+    shared = [
+        (r[0], r[1]) for r in conn.execute("SELECT event_id, team FROM sync_shares WHERE NOT pushed LIMIT ?", (limit,))
+    ]
+    teams: dict[int, list[str]] = {}
+    for event_id, team in shared:
+        teams.setdefault(event_id, []).append(team)
+    keyed = _project_keys(conn, list(teams))
+    shares = [
+        (team, keyed.get(e.idem_key, ""), e)
+        for event_id, e in zip(sorted(teams), exported_events(conn, event_ids=sorted(teams)), strict=True)
+        for team in teams[event_id]
+    ]
+    return Outbound(events, ids, tombstones, shares, shared)
 
 
-def pushed(conn: sqlite3.Connection, ids: Sequence[int], keys: Sequence[str], now: float) -> None:
-    """The server committed these events and tombstones: off the queues."""
+def _project_keys(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[str, str]:
+    """idempotency key -> project key of the events ``ids``."""
+    return dict(
+        conn.execute(
+            "SELECT e.idem_key, coalesce(p.key, '') FROM events e LEFT JOIN projects p ON p.id = e.project_id"
+            " WHERE e.id IN (SELECT value FROM json_each(?))",
+            (msgspec.json.encode(list(ids)).decode(),),
+        ).fetchall()
+    )
+
+
+def share(conn: sqlite3.Connection, event_ids: Sequence[int], team: str) -> int:
+    """Promote ``event_ids`` to ``team``; how many were not shared with it before."""
     with immediate(conn):
-        conn.executemany("DELETE FROM sync_outbox WHERE event_id = ?", [(i,) for i in ids])
-        conn.executemany("DELETE FROM sync_tombstones WHERE event_key = ?", [(k,) for k in keys])
+        before = conn.total_changes
+        conn.executemany(
+            "INSERT OR IGNORE INTO sync_shares (event_id, team) VALUES (?, ?)", [(i, team) for i in event_ids]
+        )
+        return conn.total_changes - before
+
+
+def pushed(conn: sqlite3.Connection, out: Outbound, now: float) -> None:
+    """The server committed what ``out`` held: off the queues."""
+    with immediate(conn):
+        conn.executemany("DELETE FROM sync_outbox WHERE event_id = ?", [(i,) for i in out.ids])
+        conn.executemany("DELETE FROM sync_tombstones WHERE event_key = ?", [(k,) for k in out.tombstones])
+        conn.executemany("UPDATE sync_shares SET pushed = 1 WHERE event_id = ? AND team = ?", out.shared)
         conn.execute("UPDATE sync_state SET last_push = ?, last_error = NULL WHERE id = 1", (now,))
 
 
