@@ -36,11 +36,12 @@ def repository(path: Path, remote: str) -> str:
 class Machine:
     """One machine: a daemon on its own data dir, syncing as ``role``."""
 
-    def __init__(self, root: str, name: str, url: str, teams: dict[str, str] | None = None) -> None:
+    def __init__(self, root: str, name: str, url: str, teams: dict[str, str] | None = None, privacy: str = "") -> None:
         self.instance = Instance(os.path.join(root, name))
         tables = "".join(f'"{key}" = "{team}"\n' for key, team in (teams or {}).items())
         self.instance.configure(
-            f'[sync]\nurl = "{url}"\nmachine = "{name}"\ninterval = 0.1\n'
+            (f"[privacy]\n{privacy}\n" if privacy else "")
+            + f'[sync]\nurl = "{url}"\nmachine = "{name}"\ninterval = 0.1\n'
             + (f"[sync.teams]\n{tables}" if tables else "")
         )
         self.instance.start()
@@ -159,15 +160,18 @@ def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_not
     machines.append(a)
     here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
     sent = 10_000
-    for n in range(sent):
+
+    def capture(n: int) -> None:
         payload = {
             "session_id": f"s-{n // 500}", "cwd": here, "hook_event_name": "PostToolUse", "tool_name": "Bash",
             "tool_use_id": f"toolu_{n:06d}", "tool_input": {"command": f"make step-{n}"},
             "tool_response": {"stdout": f"step {n} done", "stderr": "", "interrupted": False},
         }  # fmt: skip
-        a.instance.call(
-            Ingest(event="PostToolUse", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode()), Ingested
-        )
+        request = Ingest(event="PostToolUse", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode())
+        assert a.instance.call(request, Ingested).event_id > 0
+
+    for n in range(sent - 100):
+        capture(n)
     b = Machine(root, "b", url)
     machines.append(b)
     pulled = lambda: b.instance.query("SELECT count(*) FROM sync_remote")[0][0]  # noqa: E731
@@ -175,6 +179,10 @@ def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_not
     pg.server.kill()  # mid-sync: a push or a pull is in flight on one of them
     time.sleep(1.0)
     assert a.instance.status().sync.state == "failing"  # type: ignore[union-attr]
+    started = time.monotonic()
+    for n in range(sent - 100, sent):  # capture goes on while the server is away
+        capture(n)
+    assert time.monotonic() - started < 10
     pg.server.start()
     wait_until(lambda: pulled() >= sent, "b's pulls after the restart", b, timeout=240)
     stored = a.instance.query("SELECT count(*) FROM events WHERE kind = 'tool'")[0][0]
@@ -218,3 +226,37 @@ def test_a_pull_never_passes_a_row_whose_transaction_may_still_commit(pg: PgData
             assert len(await remote.pull(reader, remote.Cursor(0, 0), "c", 10)) == 2
 
     anyio.run(scenario)
+
+
+def test_secrets_never_leave_even_from_a_store_that_keeps_them(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a, b = Machine(root, "a", url, privacy="secrets = false"), Machine(root, "b", url)
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    token = "ghp_" + "x7Kq2ZpL9mVb3NcR8tWy5HdJ4sFg6Ae1Qo0U"
+    a.hook_prompt(here, f"the narwhal deploy uses {token} for now")
+    wait_until(lambda: b.finds(there, "narwhal"), "the memory on b", b)
+    assert a.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{token}%") == [(1,)]  # a's choice
+    assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{token}%") == [(0,)]
+    assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE '%[REDACTED:github-token]%'") == [(1,)]
+    assert pg.sql("SELECT count(*) FROM memd.log WHERE position(%s::bytea in body) > 0", (token.encode(),)) == [(0,)]
+
+
+def test_a_row_that_is_not_memds_is_passed_over_and_sync_goes_on(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    with psycopg.connect(url, autocommit=True) as conn:  # another client of the same role wrote the table
+        conn.execute(
+            "INSERT INTO memd.log (scope, op, event_key, project_key, machine, body)"
+            " VALUES ('personal', 'put', 'junk', 'github.com/acme/api', 'elsewhere', '\\x7b6e6f'::bytea)"
+        )
+    a, b = Machine(root, "a", url), Machine(root, "b", url)
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    a.hook_prompt(here, "the axolotl job retries three times")
+    wait_until(lambda: b.finds(there, "axolotl"), "the memory after the junk row", b)
+    assert b.instance.status().sync.state == "syncing"  # type: ignore[union-attr]
+    assert "sync_row_refused" in b.instance.stderr()

@@ -54,9 +54,8 @@ class Services:
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.recall = recall(store, self.retriever, config)
-        privacy = Privacy(config.privacy)
-        self.capture = Capture(config.capture, privacy)
-        self.syncer = Syncer(config.sync, store, indexer, privacy)
+        self.capture = Capture(config.capture, Privacy(config.privacy))
+        self.syncer = Syncer(config.sync, store, indexer, config.privacy)
         self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer, self.syncer.notify)
         self.lifecycle = Lifecycle(
             store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir

@@ -13,9 +13,10 @@ moves, only after the server or the store committed.  Nothing is applied twice (
 unique here, a push is idempotent there) and nothing is lost (a cursor never passes what
 was not committed on the other side).
 
-Privacy: content was filtered at capture; it is filtered again with today's rules before
-it leaves (a rule added since then still applies), the raw hook payload never leaves, and
-private spans never reached the store.  Logs carry counts and error classes, never
+Privacy: content was filtered at capture; it is filtered again for secrets with today's
+rules before it leaves (a rule added since then still applies; and always, even where the
+local store keeps secrets by choice: ``[privacy] secrets = false``), the raw hook payload
+never leaves, and private spans never reached the store.  Logs carry counts and error classes, never
 content or the URL's password.
 
 psycopg is imported when sync is configured, not at daemon start.
@@ -34,7 +35,7 @@ import msgspec
 import structlog
 
 from ..capture.privacy import Privacy
-from ..config import SyncConfig
+from ..config import PrivacyConfig, SyncConfig
 from ..protocol import ExportedEvent, Share, Shared, SyncReport
 from ..retrieve.layers import resolve_all
 from ..store import Store, remote, sync
@@ -63,14 +64,16 @@ def server_name(url: str) -> str:
 class Syncer:
     """The sync task of one daemon (``run``), and its report."""
 
-    def __init__(self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: Privacy) -> None:
+    def __init__(self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: PrivacyConfig) -> None:
         self.config = config
         self.url = os.environ.get("MEMD_SYNC_URL") or config.url
         self.machine = config.machine or socket.gethostname()
         self.server = server_name(self.url) if self.url else ""
         self.store = store
         self.indexer = indexer
-        self.privacy = privacy.secrets_only()  # private spans never reached the store
+        # Secrets always, whatever this machine keeps for itself ([privacy] secrets = false is a
+        # choice about the local store); private spans never reached the store.
+        self.privacy = Privacy(msgspec.structs.replace(privacy, secrets=True)).secrets_only()
         self.state: Literal["connecting", "syncing", "failing"] = "connecting"
         self.pulled = 0
         self.lag_ms: float | None = None
@@ -116,15 +119,18 @@ class Syncer:
                     if not await remote.present(conn):
                         raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
                     await remote.listen(conn)
-                    self.state, backoff = "syncing", 1.0
+                    self.state = "syncing"
                     log.info("sync_connected", server=self.server, machine=self.machine)
                     while True:
-                        if not await self._round(conn):
+                        moved = await self._round(conn)
+                        backoff = 1.0  # a round went through: the next failure starts over
+                        if not moved:
                             await self._idle(conn)
-            except (psycopg.Error, OSError, SyncProblem) as exc:
+            except Exception as exc:  # the daemon serves on whatever sync meets; cancellation is not caught
                 self.state = "failing"
                 problem = _problem(exc)
-                log.warning("sync_failed", server=self.server, error=problem, retry_s=backoff)
+                expected = isinstance(exc, (psycopg.Error, OSError, SyncProblem))
+                log.warning("sync_failed", server=self.server, error=problem, retry_s=backoff, exc_info=not expected)
                 await self.store.writer.call(sync.failed, problem, time.time())
                 await anyio.sleep(backoff)
                 backoff = min(MAX_BACKOFF, backoff * 2)
@@ -235,6 +241,9 @@ def _problem(exc: BaseException) -> str:
 
 
 def _root(body: bytes | None) -> str:
-    """The project root an event had on the machine that pushed it."""
-    decoded: Any = msgspec.json.decode(body or b"{}")
+    """The project root an event had on the machine that pushed it ("" if the body is not memd's)."""
+    try:
+        decoded: Any = msgspec.json.decode(body or b"{}")
+    except msgspec.DecodeError:
+        return ""
     return str(decoded.get("project") or "") if isinstance(decoded, dict) else ""

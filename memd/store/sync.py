@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import msgspec
+import structlog
 
 from ..capture.events import DERIVED_KINDS
 from ..protocol import ExportedEvent
@@ -35,6 +36,8 @@ from .projects import remote_project
 from .reclaim import immediate
 from .remote import Cursor, Incoming
 from .restore import restore
+
+log = structlog.get_logger("memd.sync")
 
 __all__ = [
     "Outbound",
@@ -177,7 +180,11 @@ def applied(conn: sqlite3.Connection, rows: Sequence[Incoming], projects: dict[s
         for row in rows:
             if row.op != "put" or row.body is None:
                 continue
-            event = decoder.decode(row.body)
+            try:
+                event = decoder.decode(row.body)
+            except msgspec.DecodeError:  # not memd's (another client wrote the table): passed, never applied
+                log.warning("sync_row_refused", seq=row.seq, machine=row.machine, size=len(row.body))
+                continue
             if restore(conn, [event], {}, now, project_id=projects.get(row.project_key))[0]:
                 stored += 1  # listed as pulled, and off the outbox its trigger put it in
                 (event_id,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
