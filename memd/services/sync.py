@@ -158,7 +158,10 @@ class Syncer:
         out = await self.store.readers.run(sync.outbound, batch)
         rows = [row for project_key, event in out.events for row in self._puts(project_key, event)]
         rows += [remote.Outgoing("personal", "", "forget", key, "", None) for key in out.tombstones]
-        rows += [remote.Outgoing("team", team, "put", e.idem_key, key, self._body(e)) for team, key, e in out.shares]
+        rows += [
+            remote.Outgoing("team", team, "put", e.idem_key, key, _leaving(self.privacy, e))
+            for team, key, e in out.shares
+        ]
         if rows:
             await remote.push(conn, rows, self.machine)
             await self.store.writer.call(sync.pushed, out, time.time())
@@ -192,16 +195,9 @@ class Syncer:
         self.notify()
         return Shared(shared=shared, missing=missing, syncing=self.enabled)
 
-    def _body(self, event: ExportedEvent) -> bytes:
-        """An event as it leaves this machine: filtered again with today's rules, no payload."""
-        title, _ = self.privacy.text(event.title)
-        text, _ = self.privacy.text(event.text)
-        meta, _ = self.privacy.value(event.meta)
-        return msgspec.json.encode(msgspec.structs.replace(event, title=title, text=text, meta=meta, payload=""))
-
     def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
         """The rows of one local event: personal, and for its project's team if it has one."""
-        body = self._body(event)
+        body = _leaving(self.privacy, event)
         rows = [remote.Outgoing("personal", "", "put", event.idem_key, project_key, body)]
         if team := self.config.teams.get(project_key):
             rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))
@@ -227,6 +223,14 @@ def _runs(rows: list[remote.Incoming], machine: str) -> list[tuple[bool, list[re
         else:
             runs.append((forget, [row]))
     return runs
+
+
+def _leaving(privacy: Privacy, event: ExportedEvent) -> bytes:
+    """An event as it leaves this machine: filtered again with today's rules, no payload."""
+    title, _ = privacy.text(event.title)
+    text, _ = privacy.text(event.text)
+    meta, _ = privacy.value(event.meta)
+    return msgspec.json.encode(msgspec.structs.replace(event, title=title, text=text, meta=meta, payload=""))
 
 
 class SyncProblem(Exception):
