@@ -143,12 +143,20 @@ def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_pat
     assert not bob.instance.search("wombat", all_projects=True).results
     alice.hook_prompt(private, "the platypus cache must be warmed before the demo")  # promoted by hand
     (hit,) = alice.instance.search("platypus", cwd=private).results
-    shared = alice.instance.memctl("share", hit.cite, "--team", "memd_team_acme", "--json")
-    assert shared.returncode == 0 and json.loads(shared.stdout)["shared"] == 1, shared.stderr
+    promoted = alice.instance.memctl("share", hit.cite, "--team", "memd_team_acme", "--json")
+    assert promoted.returncode == 0 and json.loads(promoted.stdout)["shared"] == 1, promoted.stderr
     wait_until(lambda: bool(bob.instance.search("platypus", all_projects=True).results), "the shared memory", bob)
     assert not bob.instance.search("wombat", all_projects=True).results
+    # Forgets reach the team too: alice's of the project's memory, and bob's of the one shared by hand.
+    (quokka,) = alice.instance.search("quokka", cwd=shared).results
+    assert alice.instance.memctl("forget", quokka.cite, "--yes").returncode == 0
+    wait_until(lambda: not bob.finds(bobs, "quokka"), "alice's forget on bob's machine", bob)
+    (platypus,) = bob.instance.search("platypus", all_projects=True).results
+    assert bob.instance.memctl("forget", platypus.cite, "--yes").returncode == 0
+    wait_until(lambda: not pg.sql("SELECT 1 FROM memd.log WHERE op = 'put' AND scope = 'team'"), "no team row", bob)
     with psycopg.connect(pg.dsn("bob", PASSWORD)) as conn:  # the server itself refuses bob alice's personal rows
-        assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'personal'").fetchone() == (0,)
+        mine = "SELECT count(*) FROM memd.log WHERE scope = 'personal' AND owner <> current_user"
+        assert conn.execute(mine).fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'team'").fetchone()[0] >= 1  # type: ignore[index]
     assert pg.sql("SELECT count(*) FROM memd.log WHERE scope = 'personal' AND owner = 'alice'")[0][0] >= 2
 

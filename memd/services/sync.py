@@ -157,7 +157,7 @@ class Syncer:
         batch = self.config.batch
         out = await self.store.readers.run(sync.outbound, batch)
         rows = [row for project_key, event in out.events for row in self._puts(project_key, event)]
-        rows += [remote.Outgoing("personal", "", "forget", key, "", None) for key in out.tombstones]
+        rows += [row for tombstone in out.tombstones for row in self._forgets(tombstone)]
         rows += [
             remote.Outgoing("team", team, "put", e.idem_key, key, _leaving(self.privacy, e))
             for team, key, e in out.shares
@@ -194,6 +194,15 @@ class Syncer:
         shared = await self.store.writer.call(sync.share, ids, request.team) if ids else 0
         self.notify()
         return Shared(shared=shared, missing=missing, syncing=self.enabled)
+
+    def _forgets(self, tombstone: sync.Tombstone) -> list[remote.Outgoing]:
+        """A forget for every scope the memory was pushed to: personal, its project's team, and
+        the teams it was shared with by hand."""
+        teams = {*tombstone.teams, self.config.teams.get(tombstone.project_key, "")} - {""}
+        key, project = tombstone.event_key, tombstone.project_key
+        return [remote.Outgoing("personal", "", "forget", key, project, None)] + [
+            remote.Outgoing("team", team, "forget", key, project, None) for team in sorted(teams)
+        ]
 
     def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
         """The rows of one local event: personal, and for its project's team if it has one."""

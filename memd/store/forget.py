@@ -172,8 +172,12 @@ def _delete(conn: sqlite3.Connection, planned: Plan, now: float) -> Deleted:
     tasks_of = f"SELECT DISTINCT project_id FROM events WHERE id {_IN} AND kind = 'task_state'"
     task_projects = {row[0] for row in conn.execute(tasks_of, (ids,))}
     conn.execute(  # to be forgotten on the other machines too, once sync was set up (memd.store.sync)
-        f"INSERT OR IGNORE INTO sync_tombstones (event_key, forgotten_at) SELECT idem_key, ? FROM events"
-        f" WHERE id {_IN} AND kind NOT IN {DERIVED_KINDS!r} AND EXISTS (SELECT 1 FROM sync_state)",
+        "INSERT OR IGNORE INTO sync_tombstones (event_key, forgotten_at, project_key, teams)"
+        " SELECT e.idem_key, ?, coalesce(p.key, ''),"
+        " (SELECT json_group_array(team) FROM (SELECT team FROM sync_shares WHERE event_id = e.id"
+        " UNION SELECT team FROM sync_remote WHERE event_id = e.id AND team <> ''))"
+        f" FROM events e LEFT JOIN projects p ON p.id = e.project_id WHERE e.id {_IN}"
+        f" AND e.kind NOT IN {DERIVED_KINDS!r} AND EXISTS (SELECT 1 FROM sync_state)",
         (now, ids),
     )
     conn.execute(f"DELETE FROM events WHERE id {_IN}", (ids,))

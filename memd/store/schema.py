@@ -588,7 +588,8 @@ MIGRATIONS: Final = (
         -- Events pulled from other machines: never pushed back.
         CREATE TABLE sync_remote (
             event_id INTEGER PRIMARY KEY,
-            machine  TEXT NOT NULL
+            machine  TEXT NOT NULL,
+            team     TEXT NOT NULL DEFAULT ''   -- the team it came through ('' = personal)
         );
         -- Memories promoted to a team by hand (memctl share), pushed to it once.
         CREATE TABLE sync_shares (
@@ -604,9 +605,13 @@ MIGRATIONS: Final = (
             DELETE FROM sync_shares WHERE event_id = old.id;
         END;
         -- Forgotten here, to be forgotten everywhere: idempotency keys only, no content.
+        -- With the memory's project key and the teams it was shared with by hand: a team's
+        -- machines must forget it too.
         CREATE TABLE sync_tombstones (
             event_key    TEXT PRIMARY KEY,
-            forgotten_at REAL NOT NULL
+            forgotten_at REAL NOT NULL,
+            project_key  TEXT NOT NULL DEFAULT '',
+            teams        TEXT NOT NULL DEFAULT '[]'  -- JSON array of team roles
         );
         """,
     ),

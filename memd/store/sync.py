@@ -42,6 +42,7 @@ log = structlog.get_logger("memd.sync")
 __all__ = [
     "Outbound",
     "State",
+    "Tombstone",
     "applied",
     "begin",
     "failed",
@@ -68,12 +69,19 @@ class State(NamedTuple):
     tombstones: int
 
 
+class Tombstone(NamedTuple):
+    event_key: str
+    project_key: str
+    teams: tuple[str, ...]
+    """The teams it was shared with by hand (``memctl share``)."""
+
+
 class Outbound(NamedTuple):
     events: list[tuple[str, ExportedEvent]]
     """(project key, event) to push, oldest first."""
     ids: list[int]
     """The outbox rows these are (``pushed`` takes them off)."""
-    tombstones: list[str]
+    tombstones: list[Tombstone]
     shares: list[tuple[str, str, ExportedEvent]]
     """(team, project key, event) promoted by hand and not pushed yet."""
     shared: list[tuple[int, str]]
@@ -115,9 +123,8 @@ def outbound(conn: sqlite3.Connection, limit: int) -> Outbound:
     ids = [r[0] for r in conn.execute("SELECT event_id FROM sync_outbox ORDER BY event_id LIMIT ?", (limit,))]
     keys = _project_keys(conn, ids)
     events = [(keys.get(e.idem_key, ""), e) for e in exported_events(conn, event_ids=ids)] if ids else []
-    tombstones = [
-        r[0] for r in conn.execute("SELECT event_key FROM sync_tombstones ORDER BY forgotten_at LIMIT ?", (limit,))
-    ]
+    waiting = "SELECT event_key, project_key, teams FROM sync_tombstones ORDER BY forgotten_at LIMIT ?"
+    tombstones = [Tombstone(r[0], r[1], tuple(msgspec.json.decode(r[2]))) for r in conn.execute(waiting, (limit,))]
     shared = [
         (r[0], r[1]) for r in conn.execute("SELECT event_id, team FROM sync_shares WHERE NOT pushed LIMIT ?", (limit,))
     ]
@@ -158,7 +165,7 @@ def pushed(conn: sqlite3.Connection, out: Outbound, now: float) -> None:
     """The server committed what ``out`` held: off the queues."""
     with immediate(conn):
         conn.executemany("DELETE FROM sync_outbox WHERE event_id = ?", [(i,) for i in out.ids])
-        conn.executemany("DELETE FROM sync_tombstones WHERE event_key = ?", [(k,) for k in out.tombstones])
+        conn.executemany("DELETE FROM sync_tombstones WHERE event_key = ?", [(t.event_key,) for t in out.tombstones])
         conn.executemany("UPDATE sync_shares SET pushed = 1 WHERE event_id = ? AND team = ?", out.shared)
         conn.execute("UPDATE sync_state SET last_push = ?, last_error = NULL WHERE id = 1", (now,))
 
@@ -189,7 +196,8 @@ def applied(conn: sqlite3.Connection, rows: Sequence[Incoming], projects: dict[s
                 stored += 1  # listed as pulled, and off the outbox its trigger put it in
                 (event_id,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
                 conn.execute(
-                    "INSERT OR IGNORE INTO sync_remote (event_id, machine) VALUES (?, ?)", (event_id, row.machine)
+                    "INSERT OR IGNORE INTO sync_remote (event_id, machine, team) VALUES (?, ?, ?)",
+                    (event_id, row.machine, row.team),
                 )
                 conn.execute("DELETE FROM sync_outbox WHERE event_id = ?", (event_id,))
         _passed(conn, rows, now)
