@@ -46,7 +46,7 @@ from .indexer import Indexer
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["Syncer", "server_name"]
+__all__ = ["Syncer", "outgoing", "server_name"]
 
 log = structlog.get_logger("memd.sync")
 
@@ -156,12 +156,7 @@ class Syncer:
         """Push, then pull and apply one batch each way; whether anything moved."""
         batch = self.config.batch
         out = await self.store.readers.run(sync.outbound, batch)
-        rows = [row for project_key, event in out.events for row in self._puts(project_key, event)]
-        rows += [row for tombstone in out.tombstones for row in self._forgets(tombstone)]
-        rows += [
-            remote.Outgoing("team", team, "put", e.idem_key, key, _leaving(self.privacy, e))
-            for team, key, e in out.shares
-        ]
+        rows = outgoing(out, self.privacy, self.config.teams)
         if rows:
             await remote.push(conn, rows, self.machine)
             await self.store.writer.call(sync.pushed, out, time.time())
@@ -195,23 +190,6 @@ class Syncer:
         self.notify()
         return Shared(shared=shared, missing=missing, syncing=self.enabled)
 
-    def _forgets(self, tombstone: sync.Tombstone) -> list[remote.Outgoing]:
-        """A forget for every scope the memory was pushed to: personal, its project's team, and
-        the teams it was shared with by hand."""
-        teams = {*tombstone.teams, self.config.teams.get(tombstone.project_key, "")} - {""}
-        key, project = tombstone.event_key, tombstone.project_key
-        return [remote.Outgoing("personal", "", "forget", key, project, None)] + [
-            remote.Outgoing("team", team, "forget", key, project, None) for team in sorted(teams)
-        ]
-
-    def _puts(self, project_key: str, event: ExportedEvent) -> list[remote.Outgoing]:
-        """The rows of one local event: personal, and for its project's team if it has one."""
-        body = _leaving(self.privacy, event)
-        rows = [remote.Outgoing("personal", "", "put", event.idem_key, project_key, body)]
-        if team := self.config.teams.get(project_key):
-            rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))
-        return rows
-
     async def _forget(self, rows: list[remote.Incoming]) -> None:
         """Forget here what another machine forgot, as a local forget does (down to the bytes),
         then move past it: a crash in between forgets again, never skips it."""
@@ -220,6 +198,26 @@ class Syncer:
             planned = await self.store.readers.run(plan, ids)
             await erase(self.store, self.indexer, planned, "sync")
         await self.store.writer.call(sync.forgotten_here, rows, time.time())
+
+
+def outgoing(out: sync.Outbound, privacy: Privacy, teams: dict[str, str]) -> list[remote.Outgoing]:
+    """The rows a push sends for ``out``: each new event personal, and for its project's team if
+    ``teams`` names one; each memory shared by hand, for its team; each forget, in every scope
+    the memory was pushed to."""
+    rows: list[remote.Outgoing] = []
+    for project_key, event in out.events:
+        body = _leaving(privacy, event)
+        rows.append(remote.Outgoing("personal", "", "put", event.idem_key, project_key, body))
+        if team := teams.get(project_key):
+            rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))
+    for team, project_key, event in out.shares:
+        rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, _leaving(privacy, event)))
+    for tombstone in out.tombstones:
+        key, project_key = tombstone.event_key, tombstone.project_key
+        rows.append(remote.Outgoing("personal", "", "forget", key, project_key, None))
+        for team in sorted({*tombstone.teams, teams.get(project_key, "")} - {""}):
+            rows.append(remote.Outgoing("team", team, "forget", key, project_key, None))
+    return rows
 
 
 def _runs(rows: list[remote.Incoming], machine: str) -> list[tuple[bool, list[remote.Incoming]]]:
