@@ -1,0 +1,114 @@
+"""The web viewer over HTTP: the real ``memctl ui`` process against a real daemon fed through
+the hook client: who may see it, what each page shows, hostile content as text, forget."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import subprocess
+import urllib.parse
+from collections.abc import Iterator
+
+import pytest
+from conftest import Instance
+
+HOSTILE = 'why does the toucan build break <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+
+
+class Viewer:
+    """A running ``memctl ui``: its port and token, and requests with or without them."""
+
+    def __init__(self, daemon: Instance, process: subprocess.Popen[str], url: str) -> None:
+        self.daemon, self.process = daemon, process
+        parts = urllib.parse.urlsplit(url)
+        self.port = parts.port or 0
+        self.token = urllib.parse.parse_qs(parts.query)["t"][0]
+        self.cookie = ""
+
+    def request(
+        self, method: str, path: str, *, form: dict[str, str] | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, str, dict[str, str]]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        sent = {"Host": f"127.0.0.1:{self.port}", **({"Cookie": self.cookie} if self.cookie else {}), **(headers or {})}
+        body = urllib.parse.urlencode(form) if form is not None else None
+        if body is not None:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        text = response.read().decode()
+        got = {k.lower(): v for k, v in response.getheaders()}
+        conn.close()
+        if "set-cookie" in got:
+            self.cookie = got["set-cookie"].split(";")[0]
+        return response.status, text, got
+
+    def get(self, path: str, **params: str) -> str:
+        status, text, _ = self.request("GET", path + ("?" + urllib.parse.urlencode(params) if params else ""))
+        assert status == 200, (path, status, text[:300])
+        return text
+
+
+@pytest.fixture
+def ui(daemon: Instance) -> Iterator[Viewer]:
+    project = f"{daemon.root}/project"
+    daemon.remember("fix the flaky pelican login test before the release", project, session="s-ui")
+    daemon.remember(HOSTILE, project, session="s-ui")
+    process = subprocess.Popen(
+        [*daemon.memctl_argv(), "ui", "--no-browser"], env=daemon.env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?t=\S+", line)
+        assert url, line
+        yield Viewer(daemon, process, url.group())
+    finally:
+        process.terminate()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def test_a_request_without_the_token_or_from_another_host_is_refused(ui: Viewer) -> None:
+    assert ui.request("GET", "/")[0] == 403
+    assert ui.request("GET", "/?t=wrong")[0] == 403
+    rebinding = ui.request("GET", f"/?t={ui.token}", headers={"Host": f"evil.example:{ui.port}"})
+    assert rebinding[0] == 403  # a page whose own name resolves to 127.0.0.1
+    status, _, headers = ui.request("GET", f"/?t={ui.token}")
+    cookie = headers["set-cookie"].lower()
+    assert status == 200 and "memd_ui=" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    assert ui.request("GET", "/search")[0] == 200  # the cookie carries the token now
+    assert ui.request("POST", "/forget", form={"id": "1"}, headers={"Origin": "http://evil.example"})[0] == 403
+    assert ui.request("POST", "/forget", form={"id": "1"})[0] == 403  # no origin, no referer
+
+
+def test_every_page_renders_real_data_and_hostile_content_as_text(ui: Viewer) -> None:
+    timeline = ui.get("/", t=ui.token)
+    assert "pelican" in timeline and "toucan" in timeline
+    assert "<script>window.__pwned" not in timeline and "&lt;script&gt;window.__pwned" in timeline
+    found = ui.get("/search", q="pelican login")
+    (cite,) = set(re.findall(r'href="/m/(\w+)"', found))
+    assert "confidence" in found and "why:" in found
+    memory = ui.get(f"/m/{cite}")
+    assert "flaky pelican login test" in memory and "/s/s-ui" in memory
+    hostile = ui.get("/search", q="toucan")
+    assert "<img src=x" not in hostile and "&lt;img src=x" in hostile
+    assert "Working state" in ui.get("/s/s-ui")
+    assert "Open tasks" in ui.get("/tasks")
+    assert "<svg" in ui.get("/stats")
+    assert "Not found" in ui.get("/m/zzzzzz")
+    events = json.loads(ui.get("/api/events"))
+    assert any("pelican" in e["title"] for e in events)
+
+
+def test_a_forget_through_the_page_reaches_the_daemon(ui: Viewer) -> None:
+    ui.get("/", t=ui.token)
+    (hit,) = ui.daemon.search("pelican", all_projects=True).results
+    preview = ui.get("/forget", id=hit.cite)
+    assert "Forget it" in preview and "pelican" in preview
+    origin = {"Origin": f"http://127.0.0.1:{ui.port}"}
+    status, done, _ = ui.request("POST", "/forget", form={"id": hit.cite}, headers=origin)
+    assert status == 200 and "Forgotten: 1 event" in done
+    assert not ui.daemon.search("pelican", all_projects=True).results
+    assert json.loads(ui.daemon.memctl("search", "pelican", "--all-projects", "--json").stdout)["results"] == []
