@@ -40,6 +40,7 @@ __all__ = [
     "CommitsFailing",
     "Continuation",
     "ContinuationResult",
+    "DayCount",
     "Detail",
     "Details",
     "DetailsResult",
@@ -285,6 +286,8 @@ class Stats(Request):
     limit: int = 10
     since: float | None = None
     """Only uses after this Unix time; None: all of them."""
+    days: int = 0
+    """Events per day and project over this many days (``per_day``); 0: none."""
 
 
 class Endless(Request):
@@ -780,6 +783,14 @@ class ProjectCount(msgspec.Struct, kw_only=True):
     events: int
 
 
+class DayCount(msgspec.Struct, kw_only=True):
+    """Events of one project on one local day (``YYYY-MM-DD``)."""
+
+    day: str
+    project: str | None
+    events: int
+
+
 class StorageSizes(msgspec.Struct, kw_only=True):
     """Bytes on disk."""
 
@@ -815,6 +826,8 @@ class StatsReport(Reply):
     redactions: dict[str, int] = {}
     """Totals of what privacy filtering removed, as in ``StatusReport``."""
     hook_latency_ms: dict[str, Latency] = {}
+    per_day: list[DayCount] = []
+    """Events per day and project over the last ``Stats.days`` days (the viewer's chart)."""
     """Ingest handling time per hook event since the daemon started (see ``memd.metrics``)."""
 
 

@@ -17,7 +17,7 @@ import os
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import msgspec
@@ -31,6 +31,7 @@ from starlette.staticfiles import StaticFiles
 from memd.protocol import (
     Continuation,
     ContinuationResult,
+    DayCount,
     Details,
     DetailsResult,
     Events,
@@ -122,9 +123,11 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         return page(request, "tasks.html", lists=[(p, t) for p, t in lists if t.tasks])
 
     async def stats(request: Request) -> Response:
-        report = await ask(Stats(limit=10), StatsReport)
+        report = await ask(Stats(limit=10, days=DAYS), StatsReport)
         project_rows = [(os.path.basename(p.root or "") or "(no project)", p.events) for p in report.projects]
-        return page(request, "stats.html", stats=report, bars=_bars, project_rows=project_rows)
+        return page(
+            request, "stats.html", stats=report, bars=_bars, project_rows=project_rows, days=_columns(report.per_day)
+        )
 
     async def forget(request: Request) -> Response:
         if request.method == "GET":
@@ -163,6 +166,46 @@ def _day(text: str) -> float | None:
         return time.mktime(time.strptime(text, "%Y-%m-%d")) if text else None
     except ValueError:
         return None
+
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
+DAYS = 30
+
+
+class Column(NamedTuple):
+    day: str
+    total: int
+    segments: list[tuple[str, int, int, int, str]]
+    """(project, events, y, height, colour), bottom first."""
+
+
+def _columns(counts: list[DayCount], height: int = 160) -> tuple[list[Column], list[tuple[str, str]]]:
+    """The last ``DAYS`` days as stacked columns, one colour per project (the five busiest,
+    the rest as "other"), and the legend."""
+    totals: dict[str, int] = {}
+    for c in counts:
+        name = os.path.basename(c.project or "") or "(no project)"
+        totals[name] = totals.get(name, 0) + c.events
+    named = sorted(totals, key=lambda n: -totals[n])[: len(PALETTE) - 1]
+    colour = {name: PALETTE[i] for i, name in enumerate(named)}
+    by_day: dict[str, dict[str, int]] = {}
+    for c in counts:
+        name = os.path.basename(c.project or "") or "(no project)"
+        bucket = name if name in colour else "other"
+        by_day.setdefault(c.day, {})[bucket] = by_day.setdefault(c.day, {}).get(bucket, 0) + c.events
+    today = time.time()
+    days = [time.strftime("%Y-%m-%d", time.localtime(today - 86400 * n)) for n in range(DAYS - 1, -1, -1)]
+    top = max((sum(v.values()) for v in by_day.values()), default=0) or 1
+    columns = []
+    for day in days:
+        y, segments = height, []
+        for name, events in sorted(by_day.get(day, {}).items(), key=lambda kv: kv[0] == "other"):
+            h = max(1, round(height * events / top))
+            y -= h
+            segments.append((name, events, y, h, colour.get(name, PALETTE[-1])))
+        columns.append(Column(day, sum(by_day.get(day, {}).values()), segments))
+    legend = [(name, colour[name]) for name in named] + ([("other", PALETTE[-1])] if len(totals) > len(named) else [])
+    return columns, legend
 
 
 def _bars(counts: dict[str, int] | list[tuple[str, int]], width: int = 480) -> list[tuple[str, int, int]]:

@@ -10,6 +10,7 @@ read, a quote checked) or expanded (a timeline around it, smart search's expansi
 
 from __future__ import annotations
 
+import time
 from typing import Final
 
 from ..cite import align
@@ -157,6 +158,7 @@ class Lookups:
             project_count=project_count,
             sizes=await run(queries.storage, self.store.path, indexer.index_dir if indexer else None),
             redactions=await queries.redaction_totals(self.store.reader),
+            per_day=await run(queries.per_day, time.time() - request.days * 86400) if request.days > 0 else [],
         )
 
     async def tasks(self, request: Tasks) -> TaskList:

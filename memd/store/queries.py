@@ -17,9 +17,9 @@ from typing import Final
 
 import aiosqlite
 
-from ..capture.events import LOGGED
+from ..capture.events import DERIVED_KINDS, LOGGED
 from ..capture.prepare import REPAIR_COUNTER
-from ..protocol import EventRow, ProjectCount, StorageSizes
+from ..protocol import DayCount, EventRow, ProjectCount, StorageSizes
 from .projects import MATCHING, like
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "index_bytes",
     "kinds",
     "lone_surrogate_events",
+    "per_day",
     "redaction_totals",
     "storage",
     "top_projects",
@@ -85,6 +86,18 @@ def top_projects(conn: sqlite3.Connection, limit: int) -> tuple[list[ProjectCoun
     ).fetchall()
     (total,) = conn.execute("SELECT count(*) FROM projects").fetchone()
     return [ProjectCount(root=root, events=n) for root, n in rows], total
+
+
+def per_day(conn: sqlite3.Connection, since: float) -> list[DayCount]:
+    """Events per local day and project from ``since`` on, oldest day first (derived kinds left
+    out: they count what memd made, not what happened)."""
+    rows = conn.execute(
+        "SELECT date(e.client_ts, 'unixepoch', 'localtime') AS day, p.root, count(*) FROM events e"
+        f" LEFT JOIN projects p ON p.id = e.project_id WHERE e.client_ts >= ? AND e.kind NOT IN {DERIVED_KINDS!r}"
+        " GROUP BY day, p.root ORDER BY day, p.root",
+        (since,),
+    ).fetchall()
+    return [DayCount(day=day, project=root, events=n) for day, root, n in rows]
 
 
 def index_bytes(conn: sqlite3.Connection, table: str, *, dbstat: bool = True) -> int:
