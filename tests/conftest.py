@@ -1,4 +1,5 @@
-"""Real instances for tests: a memd subprocess on a private XDG root, the real hook client.
+"""Real instances for tests: a memd subprocess on a private XDG root, the real hook client, a
+PostgreSQL server, a headless Chromium.
 
 Paths are kept short (a ``/tmp/memd-t-*`` root) because Unix socket paths are
 limited to ~104 bytes and pytest's tmp_path can be longer.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import Browser
 from pg import PgDatabase, PgServer
 
 from memd.instance import holder
@@ -268,3 +270,21 @@ def pg(pg_server: PgServer) -> Iterator[PgDatabase]:
         yield database
     finally:
         database.drop()
+
+
+@pytest.fixture(scope="session")
+def browser_session() -> Iterator[Browser]:
+    """One headless Chromium for the whole run (tests/browser.py), started on the first test that
+    asks; quit at the end, its processes and profile removed.  Tests take it through ``browser``."""
+    started = Browser.start()
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture
+def browser(browser_session: Browser) -> Browser:
+    """The run's browser on a blank page: no dialog, storage or console line left from the test before."""
+    browser_session.reset()
+    return browser_session
