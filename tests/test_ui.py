@@ -114,3 +114,11 @@ def test_a_forget_through_the_page_reaches_the_daemon(ui: Viewer) -> None:
     assert status == 200 and "Forgotten: 1 event" in done
     assert not ui.daemon.search("pelican", all_projects=True).results
     assert json.loads(ui.daemon.memctl("search", "pelican", "--all-projects", "--json").stdout)["results"] == []
+
+
+def test_mem_ids_in_text_become_links_and_nothing_else_does() -> None:
+    from memd_client.ui.app import linked_cites
+
+    html = str(linked_cites('see mem:Ab3xY9, <b onclick="x()">mem:Zz9Zz9</b> and mem:toolong1'))
+    assert html.count('<a class="cite" href="/m/') == 2 and "/m/Ab3xY9" in html and "/m/Zz9Zz9" in html
+    assert "<b" not in html and "&lt;b onclick=&#34;x()&#34;&gt;" in html

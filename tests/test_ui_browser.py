@@ -45,6 +45,8 @@ def test_the_viewer_in_a_browser(ui: Viewer, browser: Browser) -> None:  # noqa:
     browser.open(f"{base}/?t={ui.token}", wait_for="#events tbody tr")
     assert "heron importer" in browser.text("#events")
     assert not browser.pwned(), "a stored <script> ran in the timeline"
+    ui.daemon.remember("the egret backfill finished at last", f"{ui.daemon.root}/heron", session="s-browser")
+    browser.wait_text("#events", "egret backfill")  # appears without a reload
     browser.screenshot(SHOTS / "timeline.png")
 
     browser.open(f"{base}/search?q=heron+importer", wait_for=".hit")
@@ -60,10 +62,15 @@ def test_the_viewer_in_a_browser(ui: Viewer, browser: Browser) -> None:  # noqa:
     cite = re.search(r"/m/(\w+)", browser.driver.current_url)
     assert cite, browser.driver.current_url
     assert not browser.pwned()
+    browser.open(f"{base}/search?q=heron+importer", wait_for=".hit")
+    browser.click(".hit a.cite")
+    browser.wait_text("pre.text", "heron importer")
+    browser.screenshot(SHOTS / "memory.png")
     browser.open(f"{base}/s/s-browser", wait_for="pre.text")
     browser.screenshot(SHOTS / "session.png")
     browser.open(f"{base}/tasks", wait_for="ul.tasks")
     assert "Keep the last row of a batch" in browser.text("ul.tasks")
+    browser.screenshot(SHOTS / "tasks.png")
     browser.open(f"{base}/stats", wait_for="svg.days")
     browser.screenshot(SHOTS / "stats.png")
     assert not browser.errors(), browser.errors()

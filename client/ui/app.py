@@ -14,6 +14,7 @@ neighbours; forget), ``/s/SESSION`` a session (summary, working state, events), 
 from __future__ import annotations
 
 import os
+import re
 import time
 import urllib.parse
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any, NamedTuple
 import anyio
 import msgspec
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -66,6 +68,7 @@ def viewer(socket: str, token: str, port: int) -> Guard:
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
     templates.filters["when"] = lambda ts: time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
     templates.filters["project_name"] = lambda root: os.path.basename(root or "") or (root or "")
+    templates.filters["cites"] = linked_cites
 
     async def ask(request: DaemonRequest, expect: type[R]) -> R:
         def call() -> R:
@@ -158,6 +161,15 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         exception_handlers={DaemonUnavailable: unavailable, DaemonError: unavailable},
     )
     return Guard(app, token, port)
+
+
+CITE: re.Pattern[str] = re.compile(r"\bmem:([A-Za-z0-9]{6})\b")
+
+
+def linked_cites(text: str) -> Markup:
+    """``text`` escaped, with every ``mem:`` id in it a link to that memory: escaping first, then
+    the links, so nothing of the text itself can become markup (an id is six letters or digits)."""
+    return Markup(CITE.sub(r'<a class="cite" href="/m/\1">mem:\1</a>', str(escape(text))))
 
 
 def _day(text: str) -> float | None:
