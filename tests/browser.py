@@ -310,8 +310,9 @@ class Browser:
 
 def end_group(service: Service) -> None:
     """Kill ChromeDriver's process group, the browser in it, until none of it runs; then let
-    Selenium reap ChromeDriver and close its log.  Once is not always enough: a process forked
-    while the signal was on its way joins the group unsignalled (seen in CI on gVisor's kernel)."""
+    Selenium reap ChromeDriver and close its log.  One kill and a wait for ChromeDriver are not
+    enough: in a CI run a process of the group still ran after ChromeDriver was reaped (each
+    process takes its own moment to die, and one forked while the kill was on its way is missed)."""
     process = getattr(service, "process", None)  # there is none if ChromeDriver could not be run
     if process is None:
         return
