@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -53,6 +54,7 @@ VIEWPORT = (1280, 900)
 WAIT = 10.0
 """How long an explicit wait waits: far longer than a local page takes, short enough to fail fast."""
 START_TIMEOUT = 30.0
+KILL_TIMEOUT = 10.0
 PWNED = "__pwned"
 """The global a hostile test payload sets (``window.__pwned = 1``): read by ``Browser.pwned``."""
 
@@ -307,12 +309,33 @@ class Browser:
 
 
 def end_group(service: Service) -> None:
-    """Kill ChromeDriver's process group, the browser in it, if any of it still runs; then let
-    Selenium reap ChromeDriver and close its log."""
+    """Kill ChromeDriver's process group, the browser in it, until none of it runs; then let
+    Selenium reap ChromeDriver and close its log.  One kill and a wait for ChromeDriver are not
+    enough: in a CI run a process of the group still ran after ChromeDriver was reaped (each
+    process takes its own moment to die, and one forked while the kill was on its way is missed)."""
     process = getattr(service, "process", None)  # there is none if ChromeDriver could not be run
     if process is None:
         return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+    deadline = time.monotonic() + KILL_TIMEOUT
+    while members(process.pid):
+        if time.monotonic() > deadline:
+            raise BrowserError(f"ChromeDriver's processes outlived SIGKILL: {members(process.pid)}")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        time.sleep(0.01)  # a killed process takes a moment to end; there is nothing to wait on
     process.wait()  # reaped first: Selenium would ask a ChromeDriver that still seems to run to shut down
     service.stop()
+
+
+def members(group: int) -> list[int]:
+    """The processes of process group ``group`` that still run: a zombie (ended, waiting for its
+    parent or init to reap it) does not."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _parent, pgrp = stat.read_text().rpartition(")")[2].split()[:3]
+        except (FileNotFoundError, ProcessLookupError):  # it ended while we looked
+            continue
+        if int(pgrp) == group and state != "Z":
+            found.append(int(stat.parent.name))
+    return found

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from browser import PWNED, VIEWPORT, Browser, BrowserError
+from browser import PWNED, VIEWPORT, Browser, BrowserError, members
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.selenium_manager import SeleniumManager
 
@@ -207,20 +207,6 @@ def test_a_screenshot_is_a_png_of_the_page(browser: Browser, site: str, tmp_path
     assert png_size_and_first_pixel(saved) == (VIEWPORT, BACKGROUND)
 
 
-def running(group: int) -> list[int]:
-    """The processes of process group ``group`` that still run: a zombie (ended, waiting for init
-    to reap it) does not."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _parent, pgrp = stat.read_text().rpartition(")")[2].split()[:3]
-        except (FileNotFoundError, ProcessLookupError):  # it ended while we looked
-            continue
-        if int(pgrp) == group and state != "Z":
-            found.append(int(stat.parent.name))
-    return found
-
-
 def test_a_browser_starts_from_debian_alone_and_leaves_nothing_behind(monkeypatch: pytest.MonkeyPatch) -> None:
     """Selenium Manager, which would download a driver, is never asked: it fails here if it is."""
 
@@ -236,7 +222,7 @@ def test_a_browser_starts_from_debian_alone_and_leaves_nothing_behind(monkeypatc
     finally:
         started.close()
     assert not os.path.exists(started.root)
-    assert running(group) == []
+    assert members(group) == []
 
 
 def test_a_missing_driver_fails_and_says_what_to_install(tmp_path: Path) -> None:
@@ -255,4 +241,4 @@ def test_a_browser_that_does_not_start_fails_in_time_and_is_ended(tmp_path: Path
     with pytest.raises(BrowserError, match="did not start within 1 s"):
         Browser.start(chromium=str(hung), timeout=1)
     assert time.monotonic() - began < 5
-    assert running(int((tmp_path / "group").read_text())) == []
+    assert members(int((tmp_path / "group").read_text())) == []
