@@ -82,9 +82,16 @@ class Ingester:
             return Ingested(event_id=0, skipped=event.reason)
         async with anyio.create_task_group() as tg:
             if live and event.event == "UserPromptSubmit":
-                tg.start_soon(self.recall.prompts.anticipate, event)  # beside the commit, on another thread
+                tg.start_soon(self._anticipate, event)  # beside the commit, on another thread
             reply = await self._commit(event, live)
         return reply
+
+    async def _anticipate(self, event: NewEvent) -> None:
+        """The prompt's query embedded early; nothing it meets may cancel the commit beside it."""
+        try:
+            await self.recall.prompts.anticipate(event)
+        except Exception as exc:  # cancellation is not caught
+            log.warning("anticipate_failed", error=type(exc).__name__)
 
     async def _commit(self, event: NewEvent, live: bool) -> Reply:
         """Commit a prepared event, then answer with its context (if ``live``)."""
