@@ -122,3 +122,16 @@ def test_mem_ids_in_text_become_links_and_nothing_else_does() -> None:
     html = str(linked_cites('see mem:Ab3xY9, <b onclick="x()">mem:Zz9Zz9</b> and mem:toolong1'))
     assert html.count('<a class="cite" href="/m/') == 2 and "/m/Ab3xY9" in html and "/m/Zz9Zz9" in html
     assert "<b" not in html and "&lt;b onclick=&#34;x()&#34;&gt;" in html
+
+
+def test_a_port_in_use_is_named_not_a_traceback(daemon: Instance) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = daemon.memctl("ui", "--no-browser", "--port", str(port))
+    assert (
+        done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+    )

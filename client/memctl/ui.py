@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from .common import CommandError
 from .parsing import Command
 
 __all__ = ["UI"]
@@ -29,7 +30,11 @@ def run_ui(args: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(24)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", args.port))  # loopback only, whatever the port
+    try:
+        listener.bind(("127.0.0.1", args.port))  # loopback only, whatever the port
+    except OSError as exc:
+        listener.close()
+        raise CommandError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; try another --port") from None
     listener.listen(128)  # a browser that opens the URL at once waits in the backlog for the server
     port = listener.getsockname()[1]
     url = f"http://127.0.0.1:{port}/?t={token}"
