@@ -809,6 +809,16 @@ class StorageSizes(msgspec.Struct, kw_only=True):
     ``estimate`` (their data blocks only: this SQLite has no ``dbstat`` table)."""
 
 
+class ClaudeMemoryUse(msgspec.Struct, kw_only=True):
+    files: int = 0
+    """Memory files mirrored as ``claude-memory`` events."""
+    answers: int = 0
+    """Hook answers that left something out."""
+    lines: int = 0
+    tokens: int = 0
+    """Estimated tokens of what was left out."""
+
+
 class StatsReport(Reply):
     most_cited: list[Cited]
     usage: dict[str, int] = {}
@@ -826,9 +836,12 @@ class StatsReport(Reply):
     redactions: dict[str, int] = {}
     """Totals of what privacy filtering removed, as in ``StatusReport``."""
     hook_latency_ms: dict[str, Latency] = {}
+    """Ingest handling time per hook event since the daemon started (see ``memd.metrics``)."""
     per_day: list[DayCount] = []
     """Events per day and project over the last ``Stats.days`` days (the viewer's chart)."""
-    """Ingest handling time per hook event since the daemon started (see ``memd.metrics``)."""
+    claude_memory: ClaudeMemoryUse | None = None
+    """Claude Code's own memory: its files memd mirrors, and the context memd left out since
+    Claude Code had given the same (``memd.services.repeats``); all time."""
 
 
 class EndlessStatus(Reply):

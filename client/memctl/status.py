@@ -7,6 +7,8 @@ import argparse
 import os
 import time
 
+from memd.capture.text import plural
+
 from .common import NOT_RUNNING_FIX, connect, emit, human_bytes, plain, when
 from .parsing import Command, at_least, moment
 
@@ -190,6 +192,12 @@ def run_stats(args: argparse.Namespace) -> int:
             f" {e.oldest_pending_age:.0f} s), {e.failed} failed"
         )
     lines.append("privacy filter removed: " + (privacy(reply.redactions) or "nothing"))
+    if (native := reply.claude_memory) is not None and (native.files or native.answers):
+        lines.append(
+            f"Claude Code's memory: {plural(native.files, 'file')} mirrored; left out as repeats of what it gave"
+            f" the agent: {plural(native.lines, 'line')}, ~{native.tokens} tokens in"
+            f" {plural(native.answers, 'hook answer')}"
+        )
     lines.append("hook latency in the daemon, ms (since it started):" if reply.hook_latency_ms else "no hooks yet")
     for hook, lat in sorted(reply.hook_latency_ms.items()):
         lines.append(f"  {hook:<19}p50 {lat.p50}  p95 {lat.p95}  p99 {lat.p99}  (n={lat.count})")

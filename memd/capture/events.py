@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from ..config import CaptureConfig
+from .claude_memory import parse as parse_memory
 from .compaction import summary_body
 from .file_tools import FILE_TOOLS
 from .tasks import TASK_TOOLS, task_view
@@ -31,6 +32,7 @@ KINDS = {
     "session_start": "▶",
     "prompt": "💬",
     "memory": "⭐",
+    "claude-memory": "🧠",
     "tool": "🔧",
     "tool_error": "❌",
     "tool_use": "·",
@@ -128,6 +130,28 @@ def remember(p: dict[str, Any], config: CaptureConfig) -> Normalized:
         meta={"chars": len(text)},
         importance=HIGH,
     )
+
+
+def claude_memory(p: dict[str, Any], config: CaptureConfig) -> Normalized:
+    """One of Claude Code's own memory files (``ClaudeMemory``: ``path``, ``content``, ``scope``,
+    sent by ``memd.services.native_memory``).  The title says what kind of fact it is and its
+    description (what Claude Code's recall decides on); the text holds the name, the
+    description and the body, so that a search finds it by any of them."""
+    path = string(p.get("path"))
+    memory = parse_memory(string(p.get("content")), path.rsplit("/", 1)[-1].removesuffix(".md") or "memory")
+    team = string(p.get("scope")) == "team"
+    summary = memory.description or first_line(memory.body) or memory.name
+    label = (memory.type or "untyped") + (", team" if team else "")
+    return Normalized(
+        kind="claude-memory",
+        title=f"Claude Code memory ({label}): {shorten(summary, 110)}",
+        text=_limits(config).clip("\n".join(part for part in (memory.name, memory.description, memory.body) if part)),
+        meta=_with(
+            {"type": memory.type, "name": memory.name, "path": path, "scope": "team" if team else "project"},
+            description=memory.description, links=memory.links[:20],
+        ),
+        importance=HIGH,
+    )  # fmt: skip
 
 
 def instructions_loaded(p: dict[str, Any], config: CaptureConfig) -> Normalized:
@@ -314,6 +338,7 @@ EVENTS: dict[str, Callable[[dict[str, Any], CaptureConfig], Normalized | Skipped
     "Notification": notification,
     "InstructionsLoaded": instructions_loaded,
     "Remember": remember,
+    "ClaudeMemory": claude_memory,
 }
 
 

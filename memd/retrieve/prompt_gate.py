@@ -44,6 +44,7 @@ PROMPT_SEARCHED: Final = 8
 PROMPT_MIN_IMPORTANCE: Final = 2
 PROMPT_KINDS: Final = (
     "memory",
+    "claude-memory",
     "prompt",
     "assistant",
     "tool",

@@ -23,6 +23,7 @@ from .indexer import Indexer
 from .ingest import Ingester
 from .janitor import Janitor
 from .lifecycle import Lifecycle
+from .native_memory import Mirror, Transcripts
 from .places import Places
 from .projects import Projects
 from .rebuild import Rebuilder
@@ -53,10 +54,13 @@ class Services:
         self.consolidator = consolidator
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
-        self.recall = recall(store, self.retriever, config)
         self.capture = Capture(config.capture, Privacy(config.privacy))
         self.syncer = Syncer(config.sync, store, indexer, config.privacy)
-        self.ingester = Ingester(self.capture, store, self.recall, consolidator, indexer, self.syncer.notify)
+        self.mirror = Mirror(store, self.capture, indexer, self.syncer.notify)
+        self.recall = recall(store, self.retriever, config, Transcripts(store, self.mirror))
+        self.ingester = Ingester(
+            self.capture, store, self.recall, consolidator, indexer, self.syncer.notify, self.mirror
+        )
         self.lifecycle = Lifecycle(
             store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir
         )

@@ -23,6 +23,7 @@ from ..protocol import CONTEXT_EVENTS, Error, Ingest, Ingested, Reply
 from ..store import EventError, Store, StoreError
 from .consolidation import Consolidator
 from .indexer import Indexer
+from .native_memory import Mirror
 from .recall import Recall
 
 __all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
@@ -45,14 +46,17 @@ class Ingester:
         consolidator: Consolidator,
         indexer: Indexer | None,
         on_new_event: Callable[[], None] = lambda: None,
+        mirror: Mirror | None = None,
     ) -> None:
-        """``on_new_event``: told after each new event is committed (the sync pushes it)."""
+        """``on_new_event``: told after each new event is committed (the sync pushes it);
+        ``mirror``: hears each live event, to keep Claude Code's memory files mirrored."""
         self.capture = capture
         self.store = store
         self.recall = recall
         self.consolidator = consolidator
         self.indexer = indexer
         self.on_new_event = on_new_event
+        self.mirror = mirror
         self.skipped = 0
         """Events capture chose not to store (``memctl status``)."""
         self._capture_thread = anyio.CapacityLimiter(1)
@@ -83,6 +87,8 @@ class Ingester:
         async with anyio.create_task_group() as tg:
             if live and event.event == "UserPromptSubmit":
                 tg.start_soon(self._anticipate, event)  # beside the commit, on another thread
+            if live and event.event != "SessionStart":  # a start's context waits for it (``_context``)
+                tg.start_soon(self._mirror, event)
             reply = await self._commit(event, live)
         return reply
 
@@ -92,6 +98,16 @@ class Ingester:
             await self.recall.prompts.anticipate(event)
         except Exception as exc:  # cancellation is not caught
             log.warning("anticipate_failed", error=type(exc).__name__)
+
+    async def _mirror(self, event: NewEvent) -> None:
+        """Claude Code's memory files of the event's project looked at (if it calls for it);
+        nothing this meets may cancel the commit beside it."""
+        if self.mirror is None:
+            return
+        try:
+            await self.mirror.heard(event)
+        except Exception as exc:  # cancellation is not caught
+            log.warning("mirror_failed", error=type(exc).__name__)
 
     async def _commit(self, event: NewEvent, live: bool) -> Reply:
         """Commit a prepared event, then answer with its context (if ``live``)."""
@@ -131,6 +147,7 @@ class Ingester:
         notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
         try:
             if event.event == "SessionStart":
+                await self._mirror(event)  # the block leaves out what MEMORY.md gives, found by its events
                 context = await self.recall.starts.block(event)
             else:
                 context = await self.recall.prompts.block(event)

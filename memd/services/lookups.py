@@ -17,6 +17,7 @@ from ..cite import align
 from ..config import Config
 from ..context import fit_detail, index_line, timeline_text
 from ..protocol import (
+    ClaudeMemoryUse,
     Details,
     DetailsResult,
     SmartResults,
@@ -32,7 +33,7 @@ from ..protocol import (
 )
 from ..retrieve import layers
 from ..retrieve.smart import choose
-from ..store import Store, queries, usage
+from ..store import Store, claude_memory, queries, usage
 from ..store.listings import task_list
 from ..store.projects import find_project
 from ..tokens import estimate_tokens
@@ -159,6 +160,7 @@ class Lookups:
             sizes=await run(queries.storage, self.store.path, indexer.index_dir if indexer else None),
             redactions=await queries.redaction_totals(self.store.reader),
             per_day=await run(queries.per_day, time.time() - request.days * 86400) if request.days > 0 else [],
+            claude_memory=ClaudeMemoryUse(**(await run(claude_memory.savings))._asdict()),
         )
 
     async def tasks(self, request: Tasks) -> TaskList:

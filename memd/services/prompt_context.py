@@ -3,7 +3,8 @@ confident enough (``memd.retrieve.prompt_gate`` decides what), and, at the first
 a session that started fresh, the carry-on from the project's last session.
 
 The prompt is searched in its project, leaving out the prompt's own session (its events
-are in the agent's context already).
+are in the agent's context already), and what Claude Code's own memory gave the session
+already is left out of the block (``memd.services.repeats``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..config import Config
 from ..context import MAX_CONTEXT_CHARS, Line, detail_text, fit_detail, index_line, memory_block
 from ..continuity.carry_on import prompt_aspects, snapshot_aspects
 from ..continuity.score import continuity
+from ..protocol import Hit
 from ..query import compile_query
 from ..retrieve import layers
 from ..retrieve.prompt_gate import (
@@ -30,6 +32,7 @@ from ..retrieve.prompt_gate import (
 from ..store import Store, state, usage
 from ..store.lanes import Filters
 from .blocks import Blocks, project_name
+from .repeats import Repeats
 from .search import Retriever
 from .session_start import SessionStart
 from .uses import record_uses
@@ -41,7 +44,13 @@ class PromptContext:
     """The UserPromptSubmit block (see the module doc)."""
 
     def __init__(
-        self, store: Store, retriever: Retriever, config: Config, blocks: Blocks, session_start: SessionStart
+        self,
+        store: Store,
+        retriever: Retriever,
+        config: Config,
+        blocks: Blocks,
+        session_start: SessionStart,
+        repeats: Repeats,
     ) -> None:
         self.store = store
         self.retriever = retriever
@@ -49,6 +58,7 @@ class PromptContext:
         self.blocks = blocks
         self.session_start = session_start
         """Whose endless switch the first prompt follows."""
+        self.repeats = repeats
 
     def _searched(self, event: NewEvent) -> str:
         """The text a prompt searches for, "" when it is not searched at all."""
@@ -83,6 +93,22 @@ class PromptContext:
         hits = shown = suggestions(hits, given, self.config.retrieval.min_confidence)
         if not hits:
             return opening
+        lines = await self._lines(hits)
+        native = await self.repeats.context_of(event)
+        left = await self.repeats.left_out(native, lines)
+        room = MAX_CONTEXT_CHARS - len(opening) - 2
+        block, kept = self._block(root, [line for line in lines if line.event_id not in left], room)
+        if left:
+            _all, would_keep = self._block(root, lines, room)
+            await self.repeats.count(event.session_id, event.event, would_keep, left)
+        if block:
+            found = {hit.id: hit.confidence for hit in shown}
+            await record_uses(self.store, [line.event_id for line in kept], event.session_id, "injected", found)
+        return "\n\n".join(part for part in (opening, block) if part)
+
+    async def _lines(self, hits: list[Hit]) -> list[Line]:
+        """The block's candidate lines: the best hit in full when memd is confident of it,
+        then one line per hit."""
         lines: list[Line] = []
         if hits[0].confidence >= PROMPT_HIGH:
             full = await self.store.readers.run(layers.details, [hits[0].id])
@@ -93,9 +119,12 @@ class PromptContext:
                 text = detail_text(fitted, self.config.context.citation_format)
                 lines.append(Line("Most relevant", text, detail.id, bullet=False))
                 hits = hits[1:]
-        lines += [Line("Maybe relevant", index_line(hit), hit.id) for hit in hits]
-        room = MAX_CONTEXT_CHARS - len(opening) - 2
-        block, kept = memory_block(
+        return lines + [Line("Maybe relevant", index_line(hit), hit.id) for hit in hits]
+
+    def _block(self, root: str, lines: list[Line], room: int) -> tuple[str, list[Line]]:
+        if room <= 500 or not lines:
+            return "", []
+        return memory_block(
             {"project": project_name(root), "for": "prompt"},
             "Memories from earlier sessions that match this prompt (memd)."
             " Cite them by id; verify before relying on them.",
@@ -105,11 +134,7 @@ class PromptContext:
             hint=self.blocks.hint,
             budget=self.config.context.prompt_budget,
             max_chars=room,
-        ) if room > 500 else ("", [])  # fmt: skip
-        if block:
-            found = {hit.id: hit.confidence for hit in shown}
-            await record_uses(self.store, [line.event_id for line in kept], event.session_id, "injected", found)
-        return "\n\n".join(part for part in (opening, block) if part)
+        )
 
     async def _first_prompt(self, event: NewEvent, root: str, project_id: int) -> str:
         """At the first prompt of a session that started fresh (startup, clear), the prompt is

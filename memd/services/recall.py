@@ -23,7 +23,9 @@ from ..context import expand_hint
 from ..store import Store
 from .blocks import Blocks
 from .lookups import Lookups
+from .native_memory import Transcripts
 from .prompt_context import PromptContext
+from .repeats import Repeats
 from .search import Retriever
 from .session_start import SessionStart
 
@@ -50,7 +52,10 @@ class Recall(NamedTuple):
     """Unasked at a prompt (``block``; ``anticipate`` starts its query's embedding early)."""
 
 
-def recall(store: Store, retriever: Retriever, config: Config) -> Recall:
+def recall(store: Store, retriever: Retriever, config: Config, transcripts: Transcripts | None = None) -> Recall:
+    """``transcripts``: what Claude Code's own memory gave each session, left out of the blocks."""
     blocks = Blocks(store, config, expand_hint(memctl_command()))
-    starts = SessionStart(store, retriever, config, blocks)
-    return Recall(Lookups(store, retriever, config), starts, PromptContext(store, retriever, config, blocks, starts))
+    repeats = Repeats(store, transcripts)
+    starts = SessionStart(store, retriever, config, blocks, repeats)
+    prompts = PromptContext(store, retriever, config, blocks, starts, repeats)
+    return Recall(Lookups(store, retriever, config), starts, prompts)

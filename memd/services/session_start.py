@@ -6,7 +6,8 @@ from its events at that moment; ``startup`` and ``clear`` are scored against the
 latest snapshot (``continuity/score.py``) and get the standard block unless seamless, and
 their first real prompt is scored again (``memd.services.prompt_context``).  The blocks
 that carry work on are ``memd.services.blocks``; the standard one is chosen by
-``memd.continuity.session_start`` from what ``memd.store.session_start`` reads.
+``memd.continuity.session_start`` from what ``memd.store.session_start`` reads, less what
+Claude Code's own memory gives the session already (``memd.services.repeats``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..store.session_start import candidates, heads, latest_errors, latest_summa
 from ..store.tasks import open_tasks
 from .blocks import Blocks, project_name
 from .errors import NotFound
+from .repeats import Repeats
 from .search import Retriever
 from .uses import record_uses
 
@@ -37,11 +39,12 @@ __all__ = ["SessionStart", "starting_material"]
 class SessionStart:
     """The SessionStart block, the endless switch and ``memctl endless snapshot``."""
 
-    def __init__(self, store: Store, retriever: Retriever, config: Config, blocks: Blocks) -> None:
+    def __init__(self, store: Store, retriever: Retriever, config: Config, blocks: Blocks, repeats: Repeats) -> None:
         self.store = store
         self.retriever = retriever
         self.config = config
         self.blocks = blocks
+        self.repeats = repeats
         self._endless: bool | None = None
 
     async def endless(self) -> bool:
@@ -75,7 +78,7 @@ class SessionStart:
             block, reason = await self._carry_on(event.session_id, root, project_id, source, replied_at(event))
             if block:
                 return block
-        return await self._standard(event.session_id, root, project_id, reason)
+        return await self._standard(event, root, project_id, reason)
 
     async def _carry_on(
         self, session: str, root: str, project_id: int, source: str, replied: float | None
@@ -104,11 +107,23 @@ class SessionStart:
         why = f"{source}: {measured.reason}, seamless"
         return await self.blocks.continuation(session, root, stored.snapshot, why), ""
 
-    async def _standard(self, session: str | None, root: str, project_id: int, reason: str) -> str:
-        """What memd remembers of the project's earlier sessions (``memd.continuity.session_start``)."""
+    async def _standard(self, event: NewEvent, root: str, project_id: int, reason: str) -> str:
+        """What memd remembers of the project's earlier sessions (``memd.continuity.session_start``),
+        without what Claude Code's own memory (``MEMORY.md``) gives the session already."""
+        session = event.session_id
         lines = await self.store.readers.run(starting_material, project_id, session, time.time())
+        left = await self.repeats.left_out(await self.repeats.context_of(event), lines)
+        block, kept = self._block(root, reason, [line for line in lines if line.event_id not in left])
+        if left:
+            _all, would_keep = self._block(root, reason, lines)
+            await self.repeats.count(session, event.event, would_keep, left)
+        if block:
+            await record_uses(self.store, [line.event_id for line in kept], session, "injected")
+        return block
+
+    def _block(self, root: str, reason: str, lines: list[Line]) -> tuple[str, list[Line]]:
         name = project_name(root)
-        block, kept = memory_block(
+        return memory_block(
             {"project": name, "root": root, "mode": "standard", "reason": reason},
             f"What memd remembers of earlier sessions in {name}."
             " Each line cites its source: check it before relying on it.",
@@ -118,9 +133,6 @@ class SessionStart:
             hint=self.blocks.hint,
             budget=self.config.context.session_start_budget,
         )
-        if block:
-            await record_uses(self.store, [line.event_id for line in kept], session, "injected")
-        return block
 
     async def continuation(self, request: Continuation) -> ContinuationResult:
         """``memctl endless snapshot``: the continuation block of a session as it stands now."""

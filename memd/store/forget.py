@@ -56,9 +56,10 @@ __all__ = [
     "record",
 ]
 
-SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan", "sync")
+SELECTORS: Final = ("ids", "session", "before", "query", "retention", "scan", "sync", "claude-memory")
 """How a forget chose its events: what the audit row records (``scan``: ``memd.store.redact``
-rewrote their secrets rather than deleting them; ``sync``: another machine forgot them)."""
+rewrote their secrets rather than deleting them; ``sync``: another machine forgot them;
+``claude-memory``: the Claude Code memory file they mirror changed or was deleted)."""
 BATCH: Final = 200
 """Events deleted per transaction, so that a hook waits little behind one: at most ~0.2 s at
 100k events here, mostly recomputing the sessions that lost events (2,000 took up to 1.9 s).

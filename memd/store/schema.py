@@ -615,6 +615,38 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        13,
+        "Claude Code's own memory: its files mirrored, what leaving them out saved",
+        """
+        -- memd.store.claude_memory.  One row per memory file memd mirrors as a claude-memory
+        -- event: the file as it was read (mtime, size, digest), and its event.  A forgotten
+        -- event leaves its row with no event: that version of the file stays forgotten.
+        CREATE TABLE claude_memory_files (
+            path       TEXT PRIMARY KEY,
+            folder     TEXT NOT NULL,
+            mtime_ns   INTEGER NOT NULL,
+            size       INTEGER NOT NULL,
+            digest     TEXT NOT NULL,
+            event_id   INTEGER
+        );
+        CREATE INDEX claude_memory_files_by_folder ON claude_memory_files(folder);
+        CREATE INDEX claude_memory_files_by_event ON claude_memory_files(event_id);
+        CREATE TRIGGER events_claude_memory_delete AFTER DELETE ON events
+        WHEN old.kind = 'claude-memory'
+        BEGIN
+            UPDATE claude_memory_files SET event_id = NULL WHERE event_id = old.id;
+        END;
+        -- Context memd left out because Claude Code had put the same in already: counts only.
+        CREATE TABLE claude_memory_savings (
+            at          REAL NOT NULL,
+            session_id  TEXT,
+            hook        TEXT NOT NULL,     -- SessionStart | UserPromptSubmit
+            lines       INTEGER NOT NULL,
+            tokens      INTEGER NOT NULL
+        );
+        """,
+    ),
 )
 
 

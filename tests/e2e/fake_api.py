@@ -183,7 +183,7 @@ def answer(body: dict[str, Any]) -> Reply:
     last = _text_of(messages[-1].get("content")) if messages else ""
     system = json.dumps(body.get("system", ""))
     steps, done = _script(messages)
-    calls = [step for step in steps if step[0] != "say"]
+    calls = [step for step in steps if step[0] not in ("say", "recall")]
     said = [step for step in steps if step[0] == "say"]
     if "<analysis>" in last and "<summary>" in last:  # Claude Code's compaction request
         left = "\n".join(_line(step) for step in [*calls[done:], *said])
@@ -192,6 +192,10 @@ def answer(body: dict[str, Any]) -> Reply:
             "<summary>1. Primary Request and Intent: run the scripted steps of the e2e test.\n"
             f"2. Pending Tasks: the steps below.\n{left}</summary>"
         )
+    if "selecting memories" in system:  # Claude Code's memory recall: the prompt's @recall lines say what
+        query = _text_of(messages[-1].get("content")) if messages else ""
+        chosen = [m.group(1) for m in re.finditer(r"^@recall\s+(\S+)", query, re.M)]
+        return Reply(model).text(json.dumps({"selected_memories": chosen}))
     if "title" in system.lower() and "json" in system.lower():
         return Reply(model).text('{"title": "Scripted e2e session"}')
     if done < len(calls):

@@ -1,0 +1,327 @@
+"""Claude Code's own memory: read into memd, kept current, and not repeated.
+
+The files are laid out as Claude Code 2.1 lays them out: ``<home>/projects/<slug of the
+project root>/memory/`` with one file per fact (the frontmatter its system prompt tells
+the model to write) and ``MEMORY.md``; the transcript beside, with the records Claude
+Code writes (``relevant_memories`` attachments, ``memory_saved``).  Events go through the
+real hook client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Instance
+
+from memd.capture.claude_memory import index_lines, parse, read_transcript_line, render, slug
+from memd.protocol import Ingest, Ingested
+from memd.retrieve.native import InContext, repeats
+from memd.tokens import estimate_tokens
+
+COOKIE = """---
+name: cookie-ttl
+description: Session cookies expire after 3600 seconds; the TTL lives in auth/session.py
+metadata:
+  type: project
+---
+
+The session cookie TTL is 3600 s (one hour), set by SESSION_TTL in `auth/session.py`.
+
+**Why:** the security review asked for short sessions.
+**How to apply:** keep SESSION_TTL at 3600 when touching the auth code; see [[user-pytest]].
+"""
+PYTEST = """---
+name: user-pytest
+description: The user writes tests with pytest fixtures, never unittest classes
+metadata:
+  type: feedback
+---
+
+Write tests with pytest fixtures, not unittest classes.
+"""
+INDEX = (
+    "- [Cookie TTL](cookie-ttl.md) — session cookies expire after 3600 s\n"
+    "- [Prefers pytest](user-pytest.md) — pytest fixtures, never unittest\n"
+)
+
+
+class Claude:
+    """One Claude Code home with a project, as Claude Code 2.1 lays them out."""
+
+    def __init__(self, root: Path) -> None:
+        self.home = root / "home" / ".claude"
+        self.project = root / "work" / "api"
+        self.project.mkdir(parents=True)
+        (self.project / ".git").mkdir()
+        self.memory = self.home / "projects" / slug(os.path.realpath(self.project)) / "memory"
+        self.memory.mkdir(parents=True)
+        self.session = str(uuid.uuid4())
+
+    @property
+    def transcript(self) -> Path:
+        path = self.home / "projects" / slug(str(self.project)) / f"{self.session}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        return path
+
+    def write(self, name: str, content: str) -> Path:
+        path = self.memory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        return path
+
+    def record(self, record: dict[str, Any]) -> None:
+        with self.transcript.open("a") as f:
+            f.write(json.dumps({"uuid": str(uuid.uuid4()), "sessionId": self.session, **record}) + "\n")
+
+    def recall(self, *paths: Path) -> None:
+        """The per-turn recall attaching ``paths``, as Claude Code records it."""
+        memories = [
+            {"path": str(p), "content": p.read_text(), "mtimeMs": p.stat().st_mtime * 1000, "header": f"Memory: {p}:"}
+            for p in paths
+        ]
+        self.record({"type": "attachment", "attachment": {"type": "relevant_memories", "memories": memories}})
+
+    def new_session(self) -> None:
+        self.session = str(uuid.uuid4())
+
+    def payload(self, event: str, **fields: Any) -> bytes:
+        base = {
+            "session_id": self.session, "transcript_path": str(self.transcript), "cwd": str(self.project),
+            "hook_event_name": event,
+        }  # fmt: skip
+        return json.dumps({**base, **fields}).encode()
+
+
+def fire(daemon: Instance, claude: Claude, event: str, **fields: Any) -> str:
+    """Run the real hook client for ``event``; the context it printed.  Each SessionStart
+    starts a new session: the same payload twice is one event, answered once."""
+    if event == "SessionStart":
+        claude.new_session()
+    done = daemon.hook(event, claude.payload(event, **fields))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    return json.loads(out)["hookSpecificOutput"].get("additionalContext", "") if out.strip() else ""
+
+
+@pytest.fixture
+def claude(tmp_path: Path) -> Claude:
+    return Claude(tmp_path)
+
+
+@pytest.fixture
+def modeled() -> Iterator[Instance]:
+    """A daemon with its embedding model: the prompt's context is chosen as users get it."""
+    instance = Instance(tempfile.mkdtemp(prefix="memd-cm-", dir="/tmp"), embedding=True)
+    try:
+        instance.start()
+        yield instance
+        assert instance.stop() == 0
+    finally:
+        if instance.process is not None:
+            instance.kill()
+        shutil.rmtree(instance.root, ignore_errors=True)
+
+
+def mirrored(daemon: Instance) -> list[tuple[str, str, str]]:
+    return daemon.query("SELECT kind, title, meta FROM events WHERE kind = 'claude-memory' ORDER BY id")
+
+
+# --- the format -----------------------------------------------------------------------------
+
+
+def test_a_memory_file_parses_as_claude_code_writes_it_and_renders_back() -> None:
+    memory = parse(COOKIE, "fallback")
+    assert (memory.name, memory.type, memory.links) == ("cookie-ttl", "project", ["user-pytest"])
+    assert memory.description.startswith("Session cookies expire after 3600 seconds")
+    assert memory.body.startswith("The session cookie TTL is 3600 s") and "---" not in memory.body
+    assert parse(render(memory), "x") == memory
+    bare = parse("Just a note, no frontmatter.", "note")
+    assert (bare.name, bare.type, bare.body) == ("note", "", "Just a note, no frontmatter.")
+    odd = parse("---\nname: 'quoted'\ntype: nonsense\n---\nbody", "f")
+    assert (odd.name, odd.type) == ("quoted", "")
+    assert (
+        index_lines(INDEX + "\n" * 3 + "x\n" * 300)[:2] == INDEX.splitlines() and len(index_lines("x\n" * 300)) == 200
+    )
+
+
+def test_transcript_records_are_read_as_claude_code_writes_them() -> None:
+    recalled = {
+        "type": "attachment",
+        "attachment": {"type": "relevant_memories", "memories": [{"path": "/m/a.md", "content": "A", "mtimeMs": 1}]},
+    }
+    news = read_transcript_line(json.dumps(recalled).encode())
+    assert news is not None and news.recalled == [("/m/a.md", "A")]
+    saved = {"type": "system", "subtype": "memory_saved", "writtenPaths": ["/m/b.md"], "isMeta": False}
+    news = read_transcript_line(json.dumps(saved).encode())
+    assert news is not None and news.saved == ["/m/b.md"]
+    news = read_transcript_line(b'{"type":"system","subtype":"compact_boundary"}')
+    assert news is not None and news.compacted
+    assert read_transcript_line(b'{"type":"user","message":{"content":"relevant_memories"}}') is None
+    assert read_transcript_line(b'{"type":"attachment", "relevant_memories" broken') is None
+
+
+def test_what_says_the_same_thing_is_a_repeat_and_what_does_not_is_kept() -> None:
+    context = InContext(recalled=frozenset({7}), indexed=frozenset({8}), texts=(COOKIE, INDEX))
+    memories = {
+        1: "Decision: keep the session cookie TTL at 3600 s (SESSION_TTL in auth/session.py)",
+        2: "Fixed the flaky upload test by retrying the S3 multipart call",
+        3: "TTL 3600",  # too short to tell
+        7: "anything: its file is in the context",
+        8: "a file MEMORY.md points to",
+    }
+    assert repeats(memories, context, index_only=True) == {1, 7, 8}
+    assert repeats(memories, context, index_only=False) == {1, 7}  # in full, 8 says more than its line
+    assert repeats(memories, InContext(), index_only=True) == set()
+
+
+# --- read it --------------------------------------------------------------------------------
+
+
+def test_a_fact_saved_in_claude_codes_memory_is_found_with_its_citation(daemon: Instance, claude: Claude) -> None:
+    claude.write("cookie-ttl.md", COOKIE)
+    claude.write(
+        "team/deploy-window.md", PYTEST.replace("user-pytest", "deploy-window").replace("feedback", "reference")
+    )
+    claude.write("MEMORY.md", INDEX)
+    fire(daemon, claude, "SessionStart", source="startup")
+    rows = mirrored(daemon)
+    assert len(rows) == 2  # the index is not a memory
+    metas = sorted((json.loads(meta)["name"], json.loads(meta)["type"], json.loads(meta)["scope"]) for *_, meta in rows)
+    assert metas == [("cookie-ttl", "project", "project"), ("deploy-window", "reference", "team")]
+    found = daemon.search("session cookie TTL", cwd=str(claude.project))
+    hit = found.results[0]
+    assert hit.kind == "claude-memory" and "(project)" in hit.title
+    shown = daemon.memctl("search", "session cookie TTL", "--kind", "claude-memory", "--all-projects")
+    assert shown.returncode == 0 and f"mem:{hit.cite}" in shown.stdout and "🧠" in shown.stdout
+    timeline = daemon.memctl("history", "--project", str(claude.project), "--kind", "claude-memory")
+    assert timeline.returncode == 0 and timeline.stdout.count("Claude Code memory (") == 2, timeline.stdout
+
+
+def test_changes_replace_the_memory_and_a_deleted_file_is_forgotten(daemon: Instance, claude: Claude) -> None:
+    path = claude.write("cookie-ttl.md", COOKIE)
+    fire(daemon, claude, "SessionStart", source="startup")
+    (before,) = daemon.query("SELECT id FROM events WHERE kind = 'claude-memory'")
+    path.write_text(COOKIE.replace("3600", "7200"))
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+    # The model edits the file with its Edit tool: the folder is looked at at once.
+    fire(daemon, claude, "PostToolUse", tool_name="Edit", tool_use_id="toolu_1",
+         tool_input={"file_path": str(path), "old_string": "3600", "new_string": "7200"}, tool_response={})  # fmt: skip
+    rows = daemon.query("SELECT id, text FROM events WHERE kind = 'claude-memory'")
+    assert len(rows) == 1 and rows[0][0] != before[0] and "7200" in rows[0][1] and "3600" not in rows[0][1]
+    assert not daemon.search("3600", cwd=str(claude.project), kind="claude-memory").results
+    path.unlink()
+    fire(daemon, claude, "SessionStart", source="startup")
+    assert mirrored(daemon) == []
+    assert daemon.query("SELECT selector, events FROM forget_log") == [("claude-memory", 1), ("claude-memory", 1)]
+    assert daemon.query("SELECT count(*) FROM claude_memory_files") == [(0,)]
+
+
+def test_touched_is_not_changed_and_forgotten_by_hand_stays_forgotten(daemon: Instance, claude: Claude) -> None:
+    path = claude.write("cookie-ttl.md", COOKIE)
+    fire(daemon, claude, "SessionStart", source="startup")
+    (first,) = daemon.query("SELECT id FROM events WHERE kind = 'claude-memory'")
+    os.utime(path)  # same content, new mtime
+    fire(daemon, claude, "SessionStart", source="resume")
+    assert daemon.query("SELECT id FROM events WHERE kind = 'claude-memory'") == [first]
+    forgot = daemon.memctl("forget", str(first[0]), "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    fire(daemon, claude, "SessionStart", source="startup")
+    assert mirrored(daemon) == []  # not read back in
+    path.write_text(COOKIE + "\nAlso for the admin app.\n")
+    fire(daemon, claude, "SessionStart", source="startup")
+    assert len(mirrored(daemon)) == 1  # a new version is
+
+
+def test_secrets_in_a_memory_file_never_reach_the_store(daemon: Instance, claude: Claude) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    head = "---\nname: deploy\ndescription: how to deploy\nmetadata:\n  type: reference\n---\n\n"
+    secret = f"Deploy with GITHUB_TOKEN={token} and <private>the password is hunter2</private>.\n"
+    claude.write("deploy.md", head + secret)
+    fire(daemon, claude, "SessionStart", source="startup")
+    ((text, payload),) = daemon.query("SELECT text, payload FROM events WHERE kind = 'claude-memory'")
+    for stored in (text, payload):
+        assert token not in stored and "hunter2" not in stored
+    assert "Deploy with" in text
+
+
+def test_a_memory_saved_in_the_background_is_mirrored_from_the_transcript(daemon: Instance, claude: Claude) -> None:
+    fire(daemon, claude, "SessionStart", source="startup")
+    fire(daemon, claude, "UserPromptSubmit", prompt="first question about the release", prompt_id="p1")
+    path = claude.write("release.md", PYTEST.replace("user-pytest", "release").replace("pytest fixtures", "tag v2"))
+    claude.record({"type": "system", "subtype": "memory_saved", "writtenPaths": [str(path)], "isMeta": False})
+    fire(daemon, claude, "UserPromptSubmit", prompt="and what about the release tag", prompt_id="p2")
+    assert [json.loads(meta)["name"] for *_, meta in mirrored(daemon)] == ["release"]
+
+
+# --- don't repeat it ------------------------------------------------------------------------
+
+
+def remember(daemon: Instance, claude: Claude, text: str) -> int:
+    payload = {"session_id": "earlier", "cwd": str(claude.project), "hook_event_name": "Remember", "text": text}
+    request = Ingest(event="Remember", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode())
+    return daemon.call(request, Ingested).event_id
+
+
+def tokens_left_out(daemon: Instance) -> tuple[int, int]:
+    ((lines, tokens),) = daemon.query(
+        "SELECT coalesce(sum(lines), 0), coalesce(sum(tokens), 0) FROM claude_memory_savings"
+    )
+    return lines, tokens
+
+
+def test_a_fact_claude_code_recalled_is_not_repeated_at_the_next_prompt(modeled: Instance, claude: Claude) -> None:
+    """The Done-when: tokens of memd's prompt context with and without Claude Code's recall."""
+    daemon = modeled
+    path = claude.write("cookie-ttl.md", COOKIE)
+    remember(daemon, claude, "Decision: the session cookie TTL stays at 3600 s, SESSION_TTL in auth/session.py")
+    fire(daemon, claude, "SessionStart", source="startup")
+    daemon.wait_embedded()
+    prompt = "what is the session cookie TTL in auth/session.py?"
+    without = fire(daemon, claude, "UserPromptSubmit", prompt=prompt, prompt_id="p1")
+    assert "SESSION_TTL at 3600" in without  # the file, in full: memd is sure of it
+    # The turn goes on: Claude Code's recall attaches the same file (its transcript records it).
+    fire(daemon, claude, "SessionStart", source="startup")  # a fresh session asks the same,
+    claude.recall(path)  # with the file in its transcript
+    with_recall = fire(daemon, claude, "UserPromptSubmit", prompt=prompt, prompt_id="p2")
+    assert "3600" not in with_recall
+    saved = estimate_tokens(without) - estimate_tokens(with_recall)
+    lines, tokens = tokens_left_out(daemon)
+    assert lines == 1 and saved >= tokens > 150
+    stats = daemon.memctl("stats")
+    assert f"1 line, ~{tokens} tokens in 1 hook answer" in stats.stdout, stats.stdout
+
+
+def test_after_a_compaction_the_recalled_fact_is_given_again(modeled: Instance, claude: Claude) -> None:
+    daemon = modeled
+    path = claude.write("cookie-ttl.md", COOKIE)
+    fire(daemon, claude, "SessionStart", source="startup")
+    daemon.wait_embedded()
+    claude.recall(path)
+    claude.record({"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto"}})
+    given = fire(daemon, claude, "UserPromptSubmit", prompt="what is the session cookie TTL in auth/session.py?",
+                 prompt_id="p1")  # fmt: skip
+    assert "3600" in given
+
+
+def test_the_session_start_leaves_out_what_memory_md_says(daemon: Instance, claude: Claude) -> None:
+    remember(daemon, claude, "Session cookies expire after 3600 s (the cookie TTL)")
+    remember(daemon, claude, "Never run the migrations against the production replica by hand")
+    fire(daemon, claude, "SessionStart", source="startup")
+    first = fire(daemon, claude, "SessionStart", source="startup")
+    assert "3600" in first and "production replica" in first
+    claude.write("MEMORY.md", INDEX)
+    second = fire(daemon, claude, "SessionStart", source="startup")
+    assert "3600" not in second and "production replica" in second
+    assert tokens_left_out(daemon)[0] == 1
+    (claude.home / "settings.json").write_text('{"autoMemoryEnabled": false}')  # MEMORY.md is not loaded then
+    assert "3600" in fire(daemon, claude, "SessionStart", source="startup")
