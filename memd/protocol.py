@@ -36,6 +36,7 @@ __all__ = [
     "NEED_DATA",
     "BadRequest",
     "Cited",
+    "ClaudeMemoryMirrored",
     "Collected",
     "CommitsFailing",
     "Continuation",
@@ -69,6 +70,7 @@ __all__ = [
     "Latency",
     "LinkProject",
     "ListProjects",
+    "MirrorClaudeMemory",
     "Ok",
     "Ping",
     "Pong",
@@ -389,6 +391,16 @@ class Share(Request):
     """The team's PostgreSQL role."""
 
 
+class MirrorClaudeMemory(Request):
+    """Read Claude Code's own memory files into memd (``memctl import``): the memory folder of
+    each project root in ``roots`` (every project memd knows when empty), for the Claude Code
+    home ``home`` (``~/.claude``).  Changed files replace their memory, deleted ones are
+    forgotten, as when a hook finds them."""
+
+    home: str
+    roots: list[str] = []
+
+
 class LinkProject(Request):
     """Make the checkout at ``path`` part of another project (``memctl project link``): the
     project of the checkout at ``other``, or the one of ``key``.  Exactly one of the two.
@@ -493,6 +505,7 @@ RequestType = (
     | ListProjects
     | LinkProject
     | Share
+    | MirrorClaudeMemory
     | Shutdown
 )
 
@@ -1027,6 +1040,16 @@ class Shared(Reply):
     """False: sync is off here; they go to the team once it is set up."""
 
 
+class ClaudeMemoryMirrored(Reply):
+    folders: int = 0
+    """Memory folders found (and looked at)."""
+    files: int = 0
+    stored: int = 0
+    """Memories stored: new files, and new versions of changed ones."""
+    forgotten: int = 0
+    """Memories of deleted files, and old versions of changed ones."""
+
+
 class Rebuilt(Reply):
     fts_rows: int = 0
     vectors_queued: int = 0
@@ -1064,6 +1087,7 @@ ReplyType = (
     | ProjectList
     | ProjectLinked
     | Shared
+    | ClaudeMemoryMirrored
     | Rebuilt
     | Ok
     | Error

@@ -325,3 +325,51 @@ def test_the_session_start_leaves_out_what_memory_md_says(daemon: Instance, clau
     assert tokens_left_out(daemon)[0] == 1
     (claude.home / "settings.json").write_text('{"autoMemoryEnabled": false}')  # MEMORY.md is not loaded then
     assert "3600" in fire(daemon, claude, "SessionStart", source="startup")
+
+
+# --- memctl import and promote --------------------------------------------------------------
+
+
+def memctl(daemon: Instance, claude: Claude, *args: str) -> Any:
+    """memctl as the user runs it: in the project, with Claude Code's home under HOME."""
+    import subprocess
+
+    env = {**daemon.env, "HOME": str(claude.home.parent)}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    return subprocess.run(
+        [*daemon.memctl_argv(), *args], cwd=claude.project, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_memctl_import_reads_the_memory_files_too(daemon: Instance, claude: Claude) -> None:
+    claude.write("cookie-ttl.md", COOKIE)
+    claude.write("user-pytest.md", PYTEST)
+    done = memctl(daemon, claude, "import")
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code memory: 2 files in 1 folders: 2 stored, 0 forgotten" in done.stdout
+    assert len(mirrored(daemon)) == 2
+    (claude.memory / "user-pytest.md").unlink()
+    again = memctl(daemon, claude, "import", "--all", "--json")
+    assert json.loads(again.stdout)["claude_memory"] == {"folders": 1, "files": 1, "stored": 0, "forgotten": 1}
+    assert [json.loads(meta)["name"] for *_, meta in mirrored(daemon)] == ["cookie-ttl"]
+
+
+def test_promote_writes_a_file_claude_code_reads_and_lists_it_in_memory_md(daemon: Instance, claude: Claude) -> None:
+    claude.write("MEMORY.md", INDEX)
+    event_id = remember(daemon, claude, "Deploys freeze on Fridays after 14:00 UTC; ask #release before merging")
+    (cite,) = daemon.query("SELECT cite FROM citations WHERE event_id = ?", event_id)[0]
+    done = memctl(daemon, claude, "promote", f"mem:{cite}", "--type", "feedback")
+    assert done.returncode == 0, done.stderr
+    (path,) = [p for p in claude.memory.glob("*.md") if p.name != "MEMORY.md"]
+    memory = parse(path.read_text(), "x")
+    assert memory.type == "feedback" and memory.description.startswith("Deploys freeze on Fridays")
+    assert f"mem:{cite}" in memory.body and path.name == f"{memory.name}.md"
+    assert path.read_text().startswith(f"---\nname: {memory.name}\ndescription: ")
+    index = (claude.memory / "MEMORY.md").read_text()
+    assert index.startswith(INDEX) and index.endswith(f"]({path.name}) — {memory.description}\n")
+    assert [json.loads(meta)["name"] for *_, meta in mirrored(daemon)] == [memory.name]  # read back at once
+    twice = memctl(daemon, claude, "promote", f"mem:{cite}")
+    assert twice.returncode == 1 and "exists already" in twice.stderr
+    own = daemon.query("SELECT cite FROM citations JOIN events ON events.id = event_id WHERE kind = 'claude-memory'")
+    refused = memctl(daemon, claude, "promote", f"mem:{own[0][0]}")
+    assert refused.returncode == 1 and "Claude Code's own memories already" in refused.stderr

@@ -21,7 +21,21 @@ from typing import Final
 from memd import __version__
 
 from .. import paths
-from . import claude, continuity, daemon, forget, history, projects, repair, search, status, sync, transfer, ui
+from . import (
+    claude,
+    continuity,
+    daemon,
+    forget,
+    history,
+    projects,
+    promote,
+    repair,
+    search,
+    status,
+    sync,
+    transfer,
+    ui,
+)  # fmt: skip
 from .common import NOT_RUNNING_FIX, CommandError
 from .parsing import Command, CommandParser, common_options
 
@@ -40,6 +54,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     status.STATS,
     sync.SYNC,
     sync.SHARE,
+    promote.PROMOTE,
     ui.UI,
     repair.DOCTOR,
     repair.REBUILD,

@@ -1,6 +1,6 @@
-"""``memctl import`` and ``export``: memories in from Claude Code's transcripts or from an
-export file, and out as JSON lines (``memd_client.importer`` and ``memd_client.export``
-do the reading and writing)."""
+"""``memctl import`` and ``export``: memories in from Claude Code's transcripts and its own
+memory files, or from an export file, and out as JSON lines (``memd_client.importer`` and
+``memd_client.export`` do the reading and writing; the daemon reads the memory files)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .common import CommandError, connect, emit, plain
 from .parsing import Command, moment
+
+if TYPE_CHECKING:
+    from memd.protocol import ClaudeMemoryMirrored
 
 __all__ = ["EXPORT", "IMPORT"]
 
@@ -45,12 +49,38 @@ def _transcript_files(args: argparse.Namespace) -> list[tuple[str, str]]:
     project = os.path.abspath(args.project or os.getcwd())
     folder = os.path.join(base, importer.slug(project))
     if not os.path.isdir(folder):
+        from memd.capture.claude_folder import memory_folder
+        from memd.capture.project import project_root
+
+        if os.path.isdir(memory_folder(os.path.dirname(base), project_root(project))):
+            return []  # its memory files only
         raise CommandError(f"no Claude Code transcripts for {project} (looked in {folder}); --all imports all")
     return list(importer.transcripts(folder))
 
 
+def _memory_roots(args: argparse.Namespace) -> list[str] | None:
+    """The projects whose Claude Code memory files ``memctl import`` reads: [] for every
+    project memd knows, None for none (one transcript, an export)."""
+    if args.session or args.from_export:
+        return None
+    if args.all:
+        return []
+    from memd.capture.project import project_root
+
+    return [project_root(os.path.abspath(args.project or os.getcwd()))]
+
+
+def _mirrored_line(home: str, reply: ClaudeMemoryMirrored) -> str:
+    if not reply.folders:
+        return f"Claude Code memory: no memory folder found in {home}"
+    return (
+        f"Claude Code memory: {reply.files} files in {reply.folders} folders: {reply.stored} stored,"
+        f" {reply.forgotten} forgotten (changed or deleted)"
+    )
+
+
 def run_import(args: argparse.Namespace) -> int:
-    from memd.protocol import Forget, Forgotten
+    from memd.protocol import ClaudeMemoryMirrored, Forget, Forgotten, MirrorClaudeMemory
 
     from .. import importer
 
@@ -73,6 +103,10 @@ def run_import(args: argparse.Namespace) -> int:
             forgotten = sum(client.call(Forget(session=s), Forgotten).total for s in sessions)
             print(f"memctl: --force: forgot {forgotten} events of {len(sessions)} sessions first", file=sys.stderr)
         totals = importer.import_files(client, files, args.since)
+        roots = _memory_roots(args)
+        home = os.path.dirname(importer.claude_projects(dict(os.environ)))
+        request = MirrorClaudeMemory(home=home, roots=roots or [])
+        mirrored = client.call(request, ClaudeMemoryMirrored) if roots is not None else None
     elapsed = time.monotonic() - started
     rate = f" in {elapsed:.1f} s ({totals.events / elapsed:.0f} events/s)" if elapsed > 0 else ""
     data = plain(totals.result) | {
@@ -83,10 +117,12 @@ def run_import(args: argparse.Namespace) -> int:
         "corrupt_lines": totals.corrupt,
         "repaired_lines": totals.repaired,
         "seconds": round(elapsed, 3),
+        "claude_memory": plain(mirrored) if mirrored is not None else None,
     }
     more = "; summaries and embeddings follow in the background (memctl status)" if totals.result.stored else ""
     note = totals.retention_note()
-    emit(args, data, f"imported {totals.line()}{rate}{more}" + (f"\n{note}" if note else ""))
+    memory = f"\n{_mirrored_line(home, mirrored)}" if mirrored is not None else ""
+    emit(args, data, f"imported {totals.line()}{rate}{more}{memory}" + (f"\n{note}" if note else ""))
     return 0
 
 
@@ -119,7 +155,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 IMPORT = Command(
-    "import", "Claude Code transcripts (this project's by default) or an export, into memd", import_arguments
+    "import",
+    "Claude Code transcripts and memory files (this project's by default) or an export, into memd",
+    import_arguments,
 )
 EXPORT = Command(
     "export", "memories as JSON lines on stdout (filtered content, citation ids, metadata)", export_arguments

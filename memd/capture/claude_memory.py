@@ -40,9 +40,11 @@ __all__ = [
     "TYPES",
     "MemoryFile",
     "TranscriptNews",
+    "index_entry",
     "index_lines",
     "indexed_files",
     "parse",
+    "promoted",
     "read_transcript_line",
     "render",
     "slug",
@@ -112,6 +114,33 @@ def render(memory: MemoryFile) -> str:
         f"---\nname: {_one_line(memory.name)}\ndescription: {_one_line(memory.description)}\n"
         f"metadata:\n  type: {memory.type or 'project'}\n---\n\n{memory.body.strip()}\n"
     )
+
+
+_PREFIX: Final = re.compile(r"^(?:Remember|Prompt|Decision|Fix|Fixed|Error|Edited|Wrote|Ran)\s*:\s*", re.I)
+_PROMOTED_TYPE: Final = {"memory": "project", "tool_error": "project", "prompt": "user"}
+
+
+def promoted(cite: str, kind: str, title: str, text: str, kind_of_fact: str = "") -> MemoryFile:
+    """The Claude Code memory a memd memory (``mem:`` ``cite``) becomes (``memctl promote``):
+    its title, without memd's prefix, as the description Claude Code's recall decides on; its
+    text as the body, citing where it came from; ``kind_of_fact`` as the type (by default
+    ``project``: a decision, a fix, a fact of the project)."""
+    description = _one_line(_PREFIX.sub("", title))[:150]
+    words = re.findall(r"[a-z0-9]+", description.lower())
+    name = "-".join(words)[:48].strip("-") or f"memd-{cite.lower()}"
+    body = text.strip() or description
+    return MemoryFile(
+        name=name,
+        description=description,
+        type=kind_of_fact if kind_of_fact in TYPES else _PROMOTED_TYPE.get(kind, "project"),
+        body=f"{body}\n\nFrom memd: mem:{cite} (`memctl show mem:{cite}` has its context).",
+    )
+
+
+def index_entry(memory: MemoryFile, file_name: str) -> str:
+    """``MEMORY.md``'s line for a memory, as Claude Code writes them."""
+    title = memory.name.replace("-", " ").capitalize()
+    return f"- [{title}]({file_name}) — {memory.description}"
 
 
 def index_lines(text: str) -> list[str]:

@@ -30,6 +30,7 @@ from ..protocol import (
     Ingest,
     LinkProject,
     ListProjects,
+    MirrorClaudeMemory,
     Ping,
     ProtocolError,
     Rebuild,
@@ -98,6 +99,7 @@ def routes(services: Services, shutdown: Callable[[Shutdown], Awaitable[Reply]])
             route(ListProjects, s.projects.list),
             route(LinkProject, s.projects.link),
             route(Share, s.syncer.share),
+            route(MirrorClaudeMemory, s.mirror.mirror),
             route(Shutdown, shutdown),
         ]
     )

@@ -37,12 +37,13 @@ from ..capture.claude_memory import INDEX, index_lines, indexed_files, read_tran
 from ..capture.events import Skipped
 from ..capture.prepare import Capture, InvalidPayload, NewEvent
 from ..capture.project import project_root
-from ..protocol import Ingest
+from ..protocol import ClaudeMemoryMirrored, Ingest, MirrorClaudeMemory
 from ..retrieve.native import InContext
 from ..store import Store
 from ..store.batch import atomically
 from ..store.claude_memory import MirroredFile, drop_file, events_of_paths, files, put_file
 from ..store.forget import plan
+from ..store.projects import project_roots
 from .erasure import erase
 from .indexer import Indexer
 
@@ -157,6 +158,22 @@ class Mirror:
             return
         if event.event in LOOKED_AT_ON or os.path.normpath(str(written)).startswith(folder.path + os.sep):
             await self.look(folder)
+
+    async def mirror(self, request: MirrorClaudeMemory) -> ClaudeMemoryMirrored:
+        """``memctl import``: the memory folders of ``request.roots`` (all known projects' when
+        empty) looked at now."""
+        roots = request.roots or await self.store.readers.run(project_roots)
+        done = ClaudeMemoryMirrored()
+        for root in dict.fromkeys(roots):
+            folder = Folder(request.home, root, memory_folder(request.home, root))
+            if not await anyio.to_thread.run_sync(os.path.isdir, folder.path):
+                continue
+            looked = await self.look(folder)
+            done.folders += 1
+            done.files += looked.files
+            done.stored += looked.stored
+            done.forgotten += looked.forgotten
+        return done
 
     async def look(self, folder: Folder) -> Mirrored:
         """Bring the mirror of ``folder`` up to date (one look at a time per folder)."""

@@ -46,6 +46,7 @@ __all__ = [
     "project_id_of",
     "project_info",
     "project_list",
+    "project_roots",
     "remote_project",
 ]
 
@@ -178,6 +179,11 @@ def merge(conn: sqlite3.Connection, one: int, other: int) -> Linked:
         (key, first_seen, last_seen, keep),
     )
     return Linked(keep, gone, events)
+
+
+def project_roots(conn: sqlite3.Connection) -> list[str]:
+    """The root of every checkout of every project, as paths of this machine."""
+    return [row[0] for row in conn.execute("SELECT path FROM project_paths ORDER BY path")]
 
 
 def project_info(conn: sqlite3.Connection, project_id: int) -> ProjectInfo | None:
