@@ -54,12 +54,27 @@ def _uint(n: int) -> bytes:
     return bytes((n,)) if n < 0x80 else b"\xcf" + n.to_bytes(8, "big")
 
 
-def ingest_frame(event: str, payload: bytes, size: int, truncated: bool, position: str = "") -> bytes:
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def claude_memory_mode(env: dict[str, str]) -> str:
+    """What Claude Code's own memory does in this session, as far as its environment tells
+    (``Ingest.claude_memory``): "off", "recall" (per-turn recall, no ``MEMORY.md``) or ""."""
+    if env.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").lower() in _TRUE or env.get("CLAUDE_CODE_SIMPLE"):
+        return "off"
+    return "recall" if env.get("CLAUDE_MEMORY_STORES", "").strip() else ""
+
+
+def ingest_frame(
+    event: str, payload: bytes, size: int, truncated: bool, position: str = "", claude_memory: str = ""
+) -> bytes:
     """The ``Ingest`` request of memd/protocol.py, msgpack-encoded and length-prefixed."""
     body = b"".join(
         (
-            b"\x88" if position else b"\x87",  # a map of 8 or 7 entries
+            bytes((0x87 + bool(position) + bool(claude_memory),)),  # a map of 7 to 9 entries
             _str("position") + _str(position) if position else b"",
+            _str("claude_memory") + _str(claude_memory) if claude_memory else b"",
             _str("op"), _str("ingest"),
             _str("v"), _uint(PROTOCOL_VERSION),
             _str("event"), _str(event),

@@ -51,10 +51,10 @@ else:
     import _signal  # the C module, loaded at interpreter start: `signal` imports enum (~3 ms)
 if TYPE_CHECKING or __package__:
     from . import paths
-    from .frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
+    from .frame import CONTEXT_EVENTS, PAYLOAD_CAP, TAIL_KEEP, NotListening, claude_memory_mode, ingest_frame, send
 else:  # imported by hook.py as a top-level module: site-packages is not on sys.path
     import paths
-    from frame import PAYLOAD_CAP, TAIL_KEEP, NotListening, ingest_frame, send
+    from frame import CONTEXT_EVENTS, PAYLOAD_CAP, TAIL_KEEP, NotListening, claude_memory_mode, ingest_frame, send
 
 REPLY_DEADLINE = 2.0
 SIGNALS = (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT)
@@ -345,8 +345,11 @@ def run(argv: list[str]) -> None:
         progress.safe = True
         return  # Claude Code sometimes sends nothing: there is no event to keep.
     position = transcript_position(payload) if event not in _TOOL_EVENTS else ""
-    progress.frame = frame = ingest_frame(event, payload, size, truncated=size > len(payload), position=position)
     env = paths.environ()
+    native = claude_memory_mode(env) if event in CONTEXT_EVENTS else ""
+    progress.frame = frame = ingest_frame(
+        event, payload, size, truncated=size > len(payload), position=position, claude_memory=native
+    )
     progress.where = where = paths.resolve(socket=socket_flag, env=env)
     try:
         reply = send(where.socket, frame, _deadline(env))

@@ -191,6 +191,11 @@ class Ingest(Request):
     client reads it; "" for tool events, which have ids of their own, and when there is no
     transcript).  Part of the idempotency key of an event without an id of its own: Claude
     Code fires byte-identical SessionStart(compact) payloads for two compactions in one prompt."""
+    claude_memory: str = ""
+    """What Claude Code's own memory does in the session, as its environment (which the hook
+    client shares) tells: "off" (switched off), "recall" (per-turn recall instead of loading
+    ``MEMORY.md``), or "" (its default: ``MEMORY.md`` loaded, unless its settings say
+    otherwise).  Sent with SessionStart and UserPromptSubmit."""
 
 
 class Ping(Request):

@@ -102,12 +102,12 @@ class Claude:
         return json.dumps({**base, **fields}).encode()
 
 
-def fire(daemon: Instance, claude: Claude, event: str, **fields: Any) -> str:
+def fire(daemon: Instance, claude: Claude, event: str, env: dict[str, str] | None = None, **fields: Any) -> str:
     """Run the real hook client for ``event``; the context it printed.  Each SessionStart
     starts a new session: the same payload twice is one event, answered once."""
     if event == "SessionStart":
         claude.new_session()
-    done = daemon.hook(event, claude.payload(event, **fields))
+    done = daemon.hook(event, claude.payload(event, **fields), env=env)
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
     return json.loads(out)["hookSpecificOutput"].get("additionalContext", "") if out.strip() else ""
@@ -323,6 +323,8 @@ def test_the_session_start_leaves_out_what_memory_md_says(daemon: Instance, clau
     second = fire(daemon, claude, "SessionStart", source="startup")
     assert "3600" not in second and "production replica" in second
     assert tokens_left_out(daemon)[0] == 1
+    # With Claude Code's per-turn recall on, MEMORY.md is not loaded: nothing of it is a repeat.
+    assert "3600" in fire(daemon, claude, "SessionStart", env={"CLAUDE_MEMORY_STORES": "[]"}, source="startup")
     (claude.home / "settings.json").write_text('{"autoMemoryEnabled": false}')  # MEMORY.md is not loaded then
     assert "3600" in fire(daemon, claude, "SessionStart", source="startup")
 

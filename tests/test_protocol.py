@@ -105,13 +105,27 @@ def test_the_hook_clients_payload_fits_a_frame() -> None:
     payload=st.binary(max_size=70_000),
     size=st.integers(min_value=0, max_value=2**63),
     truncated=st.booleans(),
+    position=st.sampled_from(["", "7c9e6679-7425-40de-944b-e07fc1f90ae7"]),
+    native=st.sampled_from(["", "off", "recall"]),
 )
-def test_hook_client_frames_decode_as_ingest(event: str, payload: bytes, size: int, truncated: bool) -> None:
-    (body,) = frames_of(frame.ingest_frame(event, payload, size, truncated), 4096)
+def test_hook_client_frames_decode_as_ingest(
+    event: str, payload: bytes, size: int, truncated: bool, position: str, native: str
+) -> None:
+    (body,) = frames_of(frame.ingest_frame(event, payload, size, truncated, position, native), 4096)
     request = decode_request(body)
     assert isinstance(request, Ingest)
     assert (request.event, request.payload, request.size, request.truncated) == (event, payload, size, truncated)
+    assert (request.position, request.claude_memory) == (position, native)
     assert request.v == PROTOCOL_VERSION and request.sent_at_ns > 0
+
+
+def test_the_hook_client_tells_what_claude_codes_memory_does_from_its_environment() -> None:
+    assert frame.claude_memory_mode({}) == ""
+    assert frame.claude_memory_mode({"CLAUDE_MEMORY_STORES": "[]"}) == "recall"
+    assert frame.claude_memory_mode({"CLAUDE_MEMORY_STORES": "  "}) == ""
+    assert frame.claude_memory_mode({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1", "CLAUDE_MEMORY_STORES": "[]"}) == "off"
+    assert frame.claude_memory_mode({"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}) == ""
+    assert frame.claude_memory_mode({"CLAUDE_CODE_SIMPLE": "1"}) == "off"
 
 
 json_values = st.recursive(

@@ -119,6 +119,7 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
         "redactions",
         "hook_latency_ms",
         "per_day",
+        "claude_memory",
     }
     assert data["per_day"] == []  # the viewer's chart asks for days; memctl does not
     assert data["projects"] == [{"root": a, "events": 4}, {"root": b, "events": 1}]

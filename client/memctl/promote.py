@@ -24,7 +24,7 @@ def promote_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", metavar="ID", help="the memory's citation id (mem:Ab3xY9) or event number")
     p.add_argument(
         "--type", choices=("user", "feedback", "project", "reference"),
-        help="Claude Code's kind of fact (default: project; a prompt: user)",
+        help="Claude Code's kind of fact (default: project)",
     )  # fmt: skip
     p.add_argument("--name", help="the memory's name, a short-kebab-case slug (default: from its title)")
     p.add_argument("--description", help="the one line Claude Code's recall decides on (default: its title)")
@@ -70,12 +70,13 @@ def run_promote(args: argparse.Namespace) -> int:
     from ..importer import claude_projects
 
     with connect(args) as client:
-        (detail,) = client.call(Details(ids=[args.id], budget=100_000), DetailsResult).details or [None]
-        if detail is None:
+        details = client.call(Details(ids=[args.id], budget=100_000), DetailsResult).details
+        if not details:
             raise CommandError(f"no memory {args.id} (memctl search finds ids)")
+        detail = details[0]
         if detail.kind == "claude-memory":
             raise CommandError(f"{args.id} is one of Claude Code's own memories already")
-        memory = promoted(detail.cite, detail.kind, detail.title, detail.text, args.type or "")
+        memory = promoted(detail.cite, detail.title, detail.text, args.type or "")
         if args.name:
             memory = msgspec.structs.replace(memory, name=args.name)
         if args.description:

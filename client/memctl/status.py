@@ -7,8 +7,6 @@ import argparse
 import os
 import time
 
-from memd.capture.text import plural
-
 from .common import NOT_RUNNING_FIX, connect, emit, human_bytes, plain, when
 from .parsing import Command, at_least, moment
 
@@ -193,6 +191,8 @@ def run_stats(args: argparse.Namespace) -> int:
         )
     lines.append("privacy filter removed: " + (privacy(reply.redactions) or "nothing"))
     if (native := reply.claude_memory) is not None and (native.files or native.answers):
+        from memd.capture.text import plural
+
         lines.append(
             f"Claude Code's memory: {plural(native.files, 'file')} mirrored; left out as repeats of what it gave"
             f" the agent: {plural(native.lines, 'line')}, ~{native.tokens} tokens in"

@@ -117,10 +117,9 @@ def render(memory: MemoryFile) -> str:
 
 
 _PREFIX: Final = re.compile(r"^(?:Remember|Prompt|Decision|Fix|Fixed|Error|Edited|Wrote|Ran)\s*:\s*", re.I)
-_PROMOTED_TYPE: Final = {"memory": "project", "tool_error": "project", "prompt": "user"}
 
 
-def promoted(cite: str, kind: str, title: str, text: str, kind_of_fact: str = "") -> MemoryFile:
+def promoted(cite: str, title: str, text: str, kind_of_fact: str = "") -> MemoryFile:
     """The Claude Code memory a memd memory (``mem:`` ``cite``) becomes (``memctl promote``):
     its title, without memd's prefix, as the description Claude Code's recall decides on; its
     text as the body, citing where it came from; ``kind_of_fact`` as the type (by default
@@ -132,7 +131,7 @@ def promoted(cite: str, kind: str, title: str, text: str, kind_of_fact: str = ""
     return MemoryFile(
         name=name,
         description=description,
-        type=kind_of_fact if kind_of_fact in TYPES else _PROMOTED_TYPE.get(kind, "project"),
+        type=kind_of_fact if kind_of_fact in TYPES else "project",
         body=f"{body}\n\nFrom memd: mem:{cite} (`memctl show mem:{cite}` has its context).",
     )
 

@@ -91,6 +91,8 @@ class NewEvent(msgspec.Struct, kw_only=True):
     """What privacy filtering removed: counts and lengths, never content; and ``lone_surrogates``
     (``REPAIR_COUNTER``): 1 when lone surrogates were replaced.  The store sums them all in
     ``redaction_totals``."""
+    claude_memory: str = ""
+    """``Ingest.claude_memory``: what Claude Code's own memory does in the session (not stored)."""
     per_compaction: bool = False
     """One of a compaction's own events with no id of its own (PreCompact, SessionStart with
     source ``compact``): the store adds to ``idem_key`` how many compactions (PostCompact) the
@@ -295,4 +297,5 @@ class Capture:
             session=_session_columns(normalized),
             redactions=counts,
             per_compaction=event == "PreCompact" or (event == "SessionStart" and payload.get("source") == "compact"),
+            claude_memory=ingest.claude_memory,
         )

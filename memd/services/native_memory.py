@@ -14,7 +14,9 @@ neither); a deleted file's event is forgotten.
 
 **Transcripts.**  What Claude Code's memory put into a session's context is in its
 transcript (``relevant_memories`` attachments since the last compaction) and in
-``MEMORY.md`` (loaded into every session while Claude Code's memory is on).  A transcript
+``MEMORY.md``, loaded into every session while Claude Code's memory is on, unless its
+per-turn recall runs instead (its environment says so, ``Ingest.claude_memory``, or the
+transcript shows a recall).  A transcript
 is read incrementally: each call reads only what was appended since the last.
 """
 
@@ -244,6 +246,9 @@ class _Tail:
     def __init__(self) -> None:
         self.offset = 0
         self.recalled: dict[str, str] = {}
+        self.recalls = False
+        """Claude Code's per-turn recall has attached memories in this session: it runs
+        instead of loading ``MEMORY.md``."""
         self.saved = False
 
 
@@ -266,6 +271,7 @@ def _follow(path: str, tail: _Tail) -> None:
         if news.compacted:
             tail.recalled.clear()
         tail.recalled.update(news.recalled)
+        tail.recalls = tail.recalls or bool(news.recalled)
         tail.saved = tail.saved or bool(news.saved)
     tail.offset += end
 
@@ -304,7 +310,8 @@ class Transcripts:
         if tail.saved:  # written in the background: mirrored before it is looked for
             tail.saved = False
             await self.mirror.look(folder)
-        lines = await anyio.to_thread.run_sync(_index, folder)
+        loaded = event.claude_memory == "" and not tail.recalls
+        lines = await anyio.to_thread.run_sync(_index, folder) if loaded else []
         pointed = [os.path.normpath(os.path.join(folder.path, name)) for name in indexed_files(lines)]
         events = await self.store.readers.run(_events, list(tail.recalled), pointed)
         return InContext(

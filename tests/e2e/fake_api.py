@@ -6,11 +6,12 @@ as ::
 
     @bash echo hello
     @read /abs/path/file.txt
-    @write /abs/path/out.txt some content
+    @write /abs/path/out.txt some content, backslash-n for a new line
     @edit /abs/path/out.txt|old|new
     @todo Write the parser:in_progress; Add tests:pending
     @toolsearch select:TodoWrite
     @mcp mcp__memd__mem_search {"query": "cookie ttl"}
+    @recall cookie-ttl.md
     @say The cookie TTL is now 3600 s.
 
 Each ``@`` line is one step; the fake answers the step whose index is the number of
@@ -18,9 +19,12 @@ tool results already in the conversation (each tool step yields one), and once t
 steps are spent it ends the turn with the ``@say`` text (or "Done.").  A step written
 ``@bash! ...`` reports a nearly full context window, which makes Claude Code compact
 on its own; the compaction summary carries the steps still to run, so the turn goes on
-after it as a real one would.  A prompt without
-steps gets a plain text answer.  Claude Code's own side requests (titles, compaction
-summaries, topic checks) are recognised by their instructions and answered in kind.
+after it as a real one would.  ``@recall FILE`` is no step: it is what Claude Code's
+memory recall selects when it asks which memory files are relevant (the recall runs when
+``CLAUDE_MEMORY_STORES`` is set, and attaches the files once the turn's first tool call is
+done).  A prompt without steps gets a plain text answer.  Claude Code's own side requests
+(titles, compaction summaries, memory selection, topic checks) are recognised by their
+instructions and answered in kind.
 
 Every request body is kept (``requests``), so a test can read what the model was sent:
 memd's context must reach it.
@@ -95,7 +99,7 @@ def _tool_call(verb: str, arg: str) -> tuple[str, dict[str, Any]] | None:
         return "Read", {"file_path": arg}
     if verb == "write":
         path, _, content = arg.partition(" ")
-        return "Write", {"file_path": path, "content": content + "\n"}
+        return "Write", {"file_path": path, "content": content.replace("\\n", "\n") + "\n"}
     if verb == "edit":
         path, old, new = arg.split("|", 2)
         return "Edit", {"file_path": path, "old_string": old, "new_string": new}
