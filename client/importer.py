@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from memd.capture.claude_memory import slug
 from memd.protocol import ExportedEvent, Import, Imported, ImportEvent, Restore
 
 from .rpc import Client
@@ -46,30 +47,6 @@ MAX_STRING = 256 * 1024
 """Longer strings keep their first and last MAX_STRING / 2 characters."""
 EXPORT_FORMAT = "memd-export/1"
 PROGRESS_EVERY = 0.2
-
-
-def slug(path: str) -> str:
-    """Claude Code's folder name for a project: every UTF-16 code unit outside
-    ``[A-Za-z0-9]`` becomes ``-``; past 200 characters, a hash of the path is appended."""
-    units = path.encode("utf-16-le")
-    chars = [
-        chr(unit) if chr(unit).isascii() and chr(unit).isalnum() else "-"
-        for unit in (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
-    ]
-    name = "".join(chars)
-    if len(name) <= 200:
-        return name
-    h = 0
-    for i in range(0, len(units), 2):  # Java's String.hashCode over UTF-16 units, as 32-bit signed
-        h = (31 * h + int.from_bytes(units[i : i + 2], "little")) & 0xFFFFFFFF
-    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
-    digits = ""
-    while True:
-        h, r = divmod(h, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
-        if not h:
-            break
-    return f"{name[:200]}-{digits}"
 
 
 def claude_projects(env: dict[str, str]) -> str:

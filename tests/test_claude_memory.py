@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import Instance
 
-from memd.capture.claude_memory import index_lines, parse, read_transcript_line, render, slug
+from memd.capture.claude_memory import index_lines, marked_lines, parse, read_transcript_line, render, slug
 from memd.protocol import Ingest, Ingested
 from memd.retrieve.native import InContext, repeats
 from memd.tokens import estimate_tokens
@@ -168,6 +168,9 @@ def test_transcript_records_are_read_as_claude_code_writes_them() -> None:
     assert news is not None and news.compacted
     assert read_transcript_line(b'{"type":"user","message":{"content":"relevant_memories"}}') is None
     assert read_transcript_line(b'{"type":"attachment", "relevant_memories" broken') is None
+    lines = [b'{"type":"user"}', json.dumps(recalled).encode(), b'{"subtype": "memory_saved", "then": "compact_boundary"}', b"{}"]
+    assert marked_lines(b"\n".join(lines) + b"\n") == lines[1:3]
+    assert marked_lines(b'{"a": "memory_saved"}') == [b'{"a": "memory_saved"}'] and marked_lines(b"") == []
 
 
 def test_what_says_the_same_thing_is_a_repeat_and_what_does_not_is_kept() -> None:
@@ -203,8 +206,12 @@ def test_a_fact_saved_in_claude_codes_memory_is_found_with_its_citation(daemon: 
     assert hit.kind == "claude-memory" and "(project)" in hit.title
     shown = daemon.memctl("search", "session cookie TTL", "--kind", "claude-memory", "--all-projects")
     assert shown.returncode == 0 and f"mem:{hit.cite}" in shown.stdout and "🧠" in shown.stdout
-    timeline = daemon.memctl("history", "--project", str(claude.project), "--kind", "claude-memory")
-    assert timeline.returncode == 0 and timeline.stdout.count("Claude Code memory (") == 2, timeline.stdout
+    history = daemon.memctl("history", "--project", str(claude.project), "--kind", "claude-memory")
+    assert history.returncode == 0 and history.stdout.count("Claude Code memory (") == 2, history.stdout
+    around = daemon.memctl("timeline", f"mem:{hit.cite}")
+    assert around.returncode == 0 and f"→ [mem:{hit.cite}]" in around.stdout, around.stdout + around.stderr
+    shown = daemon.memctl("show", f"mem:{hit.cite}")
+    assert "SESSION_TTL at 3600" in shown.stdout
 
 
 def test_changes_replace_the_memory_and_a_deleted_file_is_forgotten(daemon: Instance, claude: Claude) -> None:

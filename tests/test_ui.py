@@ -98,7 +98,7 @@ def test_every_page_renders_real_data_and_hostile_content_as_text(ui: Viewer) ->
     assert "Open tasks" in ui.get("/tasks")
     stats = ui.get("/stats")
     assert 'aria-label="events per day per project"' in stats and ": 2 events</title>" in stats  # today's column
-    assert "Privacy: what was redacted" in stats
+    assert "Privacy: what was redacted" in stats and "no Claude Code memory files seen yet" in stats
     assert "Not found" in ui.get("/m/zzzzzz")
     events = json.loads(ui.get("/api/events"))
     assert any("pelican" in e["title"] for e in events)

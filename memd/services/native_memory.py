@@ -35,7 +35,7 @@ import msgspec
 import structlog
 
 from ..capture.claude_folder import auto_memory_on, claude_home, memory_folder
-from ..capture.claude_memory import INDEX, index_lines, indexed_files, read_transcript_line
+from ..capture.claude_memory import INDEX, index_lines, indexed_files, marked_lines, read_transcript_line
 from ..capture.events import Skipped
 from ..capture.prepare import Capture, InvalidPayload, NewEvent
 from ..capture.project import project_root
@@ -264,7 +264,7 @@ def _follow(path: str, tail: _Tail) -> None:
     except OSError:
         return
     end = data.rfind(b"\n") + 1  # a line still being written waits for the next call
-    for line in data[:end].splitlines():
+    for line in marked_lines(data[:end]):
         news = read_transcript_line(line)
         if news is None:
             continue
