@@ -19,6 +19,7 @@ too little to tell.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
@@ -39,9 +40,11 @@ _COMMON: Final = frozenset({
 })  # fmt: skip
 
 
+@functools.lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
     """The content words of ``text``, lowercased: paths and dotted names are one word, and
-    also each of their parts (``auth/session.py`` matches ``session.py``)."""
+    also each of their parts (``auth/session.py`` matches ``session.py``).  Cached: the
+    texts Claude Code gave a session come back at each of its prompts."""
     found: set[str] = set()
     for match in _WORD.finditer(_CITE.sub(" ", text.lower())):
         token = match.group(0)

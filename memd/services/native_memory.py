@@ -8,7 +8,11 @@ and content), so search, the timeline, the MCP tools and citations have it.  A f
 looked at when a session starts, at each prompt, stop, compaction and session end (so a
 memory written in the background, which the transcript records as ``memory_saved``, is
 in by the next prompt), when a tool wrote inside it, and by ``memctl import``.  Looking is
-a ``stat`` per file; only a file whose mtime or size moved is read.  A file whose content changed is stored
+a ``stat`` per file; only a file whose mtime or size moved is read.  A prompt's look is
+skipped while the folder, its ``team/`` and ``MEMORY.md`` have not changed since the last
+(three ``stat`` calls instead of one per file): a memory added, removed or renamed into
+place changes its folder, a new one its index; an edit in place is seen by the tool's own
+event, the transcript's ``memory_saved`` record, or the next stop.  A file whose content changed is stored
 anew and its old version forgotten (stored first: a crash in between keeps both, never
 neither); a deleted file's event is forgotten.
 
@@ -89,7 +93,8 @@ def folder_of(event: NewEvent, payload: dict[str, Any]) -> Folder | None:
 
 
 LOOKED_AT_ON = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
-"""Events that have their project's folder looked at, beside a tool's write inside it."""
+"""Events that have their project's folder looked at (a prompt only when it changed), beside
+a tool's write inside it."""
 
 
 class Mirrored(msgspec.Struct, kw_only=True):
@@ -128,6 +133,18 @@ def _walk(folder: str) -> list[_Seen]:
     return found[:MAX_FILES]
 
 
+def _stamp(folder: str) -> tuple[int, ...]:
+    """When the folder, its ``team/`` and its index last changed: a file added, removed or
+    renamed into place changes its folder's; Claude Code adds each new memory to the index."""
+    stamps = []
+    for path in (folder, os.path.join(folder, "team"), os.path.join(folder, INDEX)):
+        try:
+            stamps.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            stamps.append(0)
+    return tuple(stamps)
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -147,18 +164,22 @@ class Mirror:
         self.indexer = indexer
         self.on_new_event = on_new_event
         self._locks: dict[str, anyio.Lock] = {}
+        self._stamps: dict[str, tuple[int, ...]] = {}
         self._thread = anyio.CapacityLimiter(1)
 
     async def heard(self, event: NewEvent) -> None:
         """A live hook event: its project's folder looked at, if the event calls for it."""
+        if event.event not in LOOKED_AT_ON and event.tool not in WRITE_TOOLS:
+            return  # decided before the payload is decoded: most events are tool calls
         payload = _payload(event)
-        tool_input = payload.get("tool_input")
-        written = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-        if event.event not in LOOKED_AT_ON and not (event.tool in WRITE_TOOLS and isinstance(written, str)):
-            return
         if (folder := folder_of(event, payload)) is None:
             return
-        if event.event in LOOKED_AT_ON or os.path.normpath(str(written)).startswith(folder.path + os.sep):
+        tool_input = payload.get("tool_input")
+        written = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+        inside = isinstance(written, str) and os.path.normpath(written).startswith(folder.path + os.sep)
+        if event.event == "UserPromptSubmit" and _stamp(folder.path) == self._stamps.get(folder.path):
+            return  # nothing added, removed or indexed since the last look: the prompt does not wait on one
+        if event.event in LOOKED_AT_ON or inside:
             await self.look(folder)
 
     async def mirror(self, request: MirrorClaudeMemory) -> ClaudeMemoryMirrored:
@@ -180,6 +201,7 @@ class Mirror:
     async def look(self, folder: Folder) -> Mirrored:
         """Bring the mirror of ``folder`` up to date (one look at a time per folder)."""
         async with self._locks.setdefault(folder.path, anyio.Lock()):
+            self._stamps[folder.path] = _stamp(folder.path)  # before: a change during the look is seen next time
             return await self._look(folder)
 
     async def _look(self, folder: Folder) -> Mirrored:
