@@ -15,7 +15,7 @@ session and as a later prompt of one session, each two ways:
 Reported: p50 / p95 in ms, each p50 ÷ the floor's, and the difference to the same prompt
 without Claude Code's memory.
 
-    .venv/bin/python bench/claude_memory.py --sizes 10000 --runs 60
+    .venv/bin/python bench/claude_memory.py --sizes 10000 --runs 60   # from the repository root
 """
 
 from __future__ import annotations
