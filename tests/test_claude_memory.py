@@ -168,7 +168,12 @@ def test_transcript_records_are_read_as_claude_code_writes_them() -> None:
     assert news is not None and news.compacted
     assert read_transcript_line(b'{"type":"user","message":{"content":"relevant_memories"}}') is None
     assert read_transcript_line(b'{"type":"attachment", "relevant_memories" broken') is None
-    lines = [b'{"type":"user"}', json.dumps(recalled).encode(), b'{"subtype": "memory_saved", "then": "compact_boundary"}', b"{}"]
+    lines = [
+        b'{"type":"user"}',
+        json.dumps(recalled).encode(),
+        b'{"subtype": "memory_saved", "then": "compact_boundary"}',
+        b"{}",
+    ]
     assert marked_lines(b"\n".join(lines) + b"\n") == lines[1:3]
     assert marked_lines(b'{"a": "memory_saved"}') == [b'{"a": "memory_saved"}'] and marked_lines(b"") == []
 
@@ -382,3 +387,24 @@ def test_promote_writes_a_file_claude_code_reads_and_lists_it_in_memory_md(daemo
     own = daemon.query("SELECT cite FROM citations JOIN events ON events.id = event_id WHERE kind = 'claude-memory'")
     refused = memctl(daemon, claude, "promote", f"mem:{own[0][0]}")
     assert refused.returncode == 1 and "Claude Code's own memories already" in refused.stderr
+
+
+def test_a_transcript_is_followed_a_chunk_at_a_time_and_half_lines_wait(tmp_path: Path, monkeypatch: Any) -> None:
+    from memd.services import native_memory
+
+    monkeypatch.setattr(native_memory, "FOLLOW_CHUNK", 64)
+    path = tmp_path / "t.jsonl"
+    recall = {"type": "attachment", "attachment": {"type": "relevant_memories", "memories": [{"path": "/m/a.md"}]}}
+    path.write_text("\n".join([json.dumps({"type": "user", "pad": "x" * 100}), json.dumps(recall), ""]))
+    tail = native_memory._Tail()
+    native_memory._follow(str(path), tail)
+    assert tail.recalled == {"/m/a.md": ""} and tail.offset == path.stat().st_size and tail.recalls
+    half = json.dumps({"type": "system", "subtype": "compact_boundary"})
+    with path.open("a") as f:
+        f.write(half[:20])
+    native_memory._follow(str(path), tail)
+    assert tail.recalled == {"/m/a.md": ""}  # the half line waits
+    with path.open("a") as f:
+        f.write(half[20:] + "\n")
+    native_memory._follow(str(path), tail)
+    assert tail.recalled == {} and tail.offset == path.stat().st_size

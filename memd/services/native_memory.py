@@ -63,6 +63,7 @@ MAX_FILE_BYTES = 256 * 1024
 MAX_DEPTH = 3
 """Folder levels looked into: the memory folder, ``team/``, a team's mount."""
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+FOLLOW_CHUNK = 4 * 1024 * 1024
 
 
 class Folder(NamedTuple):
@@ -217,7 +218,7 @@ class Mirror:
                 done.stored += 1
                 if row is not None and row.event_id is not None and row.event_id != event_id:
                     stale.append(row.event_id)
-        for gone in known.values():  # deleted files
+        for gone in known.values() if len(on_disk) < MAX_FILES else ():  # deleted files (a cut listing tells none)
             if gone.event_id is not None:
                 stale.append(gone.event_id)
             await self.store.writer.call(atomically(drop_file), gone.path)
@@ -275,18 +276,26 @@ class _Tail:
 
 
 def _follow(path: str, tail: _Tail) -> None:
-    """Read what was appended to the transcript at ``path`` since ``tail.offset``."""
+    """Read what was appended to the transcript at ``path`` since ``tail.offset``, a chunk at a
+    time (a transcript may be hundreds of MB; memory stays flat)."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size < tail.offset:  # rewritten: start over
+            if os.fstat(f.fileno()).st_size < tail.offset:  # rewritten: start over
                 tail.offset, tail.recalled = 0, {}
             f.seek(tail.offset)
-            data = f.read(size - tail.offset)
+            carry = b""
+            while chunk := f.read(FOLLOW_CHUNK):
+                data = carry + chunk
+                end = data.rfind(b"\n") + 1  # a line still being written waits for the next call
+                _take(tail, data[:end])
+                tail.offset += end
+                carry = data[end:]
     except OSError:
         return
-    end = data.rfind(b"\n") + 1  # a line still being written waits for the next call
-    for line in marked_lines(data[:end]):
+
+
+def _take(tail: _Tail, lines: bytes) -> None:
+    for line in marked_lines(lines):
         news = read_transcript_line(line)
         if news is None:
             continue
@@ -295,7 +304,6 @@ def _follow(path: str, tail: _Tail) -> None:
         tail.recalled.update(news.recalled)
         tail.recalls = tail.recalls or bool(news.recalled)
         tail.saved = tail.saved or bool(news.saved)
-    tail.offset += end
 
 
 def _index(folder: Folder) -> list[str]:
