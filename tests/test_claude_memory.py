@@ -22,7 +22,15 @@ from typing import Any
 import pytest
 from conftest import Instance
 
-from memd.capture.claude_memory import index_lines, marked_lines, parse, read_transcript_line, render, slug
+from memd.capture.claude_memory import (
+    MemoryFile,
+    index_lines,
+    marked_lines,
+    parse,
+    read_transcript_line,
+    render,
+    slug,
+)  # fmt: skip
 from memd.protocol import Ingest, Ingested
 from memd.retrieve.native import InContext, repeats
 from memd.tokens import estimate_tokens
@@ -149,6 +157,9 @@ def test_a_memory_file_parses_as_claude_code_writes_it_and_renders_back() -> Non
     assert (bare.name, bare.type, bare.body) == ("note", "", "Just a note, no frontmatter.")
     odd = parse("---\nname: 'quoted'\ntype: nonsense\n---\nbody", "f")
     assert (odd.name, odd.type) == ("quoted", "")
+    tricky = MemoryFile(name="n", description='Note: deploys freeze at 14:00 #release "sic"', type="user", body="b")
+    assert '\ndescription: "Note: deploys freeze at 14:00 #release \\"sic\\""\n' in render(tricky)
+    assert parse(render(tricky), "x") == tricky
     assert (
         index_lines(INDEX + "\n" * 3 + "x\n" * 300)[:2] == INDEX.splitlines() and len(index_lines("x\n" * 300)) == 200
     )
@@ -382,6 +393,9 @@ def test_promote_writes_a_file_claude_code_reads_and_lists_it_in_memory_md(daemo
     index = (claude.memory / "MEMORY.md").read_text()
     assert index.startswith(INDEX) and index.endswith(f"]({path.name}) — {memory.description}\n")
     assert [json.loads(meta)["name"] for *_, meta in mirrored(daemon)] == [memory.name]  # read back at once
+    sneaky = memctl(daemon, claude, "promote", f"mem:{cite}", "--name", "../../outside")
+    assert sneaky.returncode == 2 or "kebab-case" in sneaky.stderr
+    assert not (claude.memory.parent.parent / "outside.md").exists()
     twice = memctl(daemon, claude, "promote", f"mem:{cite}")
     assert twice.returncode == 1 and "exists already" in twice.stderr
     own = daemon.query("SELECT cite FROM citations JOIN events ON events.id = event_id WHERE kind = 'claude-memory'")

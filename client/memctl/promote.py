@@ -63,7 +63,7 @@ def run_promote(args: argparse.Namespace) -> int:
     import msgspec
 
     from memd.capture.claude_folder import memory_folder
-    from memd.capture.claude_memory import index_entry, promoted, render
+    from memd.capture.claude_memory import NAME, index_entry, promoted, render
     from memd.capture.project import project_root
     from memd.protocol import ClaudeMemoryMirrored, Details, DetailsResult, MirrorClaudeMemory
 
@@ -78,6 +78,8 @@ def run_promote(args: argparse.Namespace) -> int:
             raise CommandError(f"{args.id} is one of Claude Code's own memories already")
         memory = promoted(detail.cite, detail.title, detail.text, args.type or "")
         if args.name:
+            if not NAME.match(args.name):
+                raise CommandError(f"--name {args.name!r}: a short kebab-case slug, such as deploy-freeze")
             memory = msgspec.structs.replace(memory, name=args.name)
         if args.description:
             memory = msgspec.structs.replace(memory, description=" ".join(args.description.split()))

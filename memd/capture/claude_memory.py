@@ -26,6 +26,7 @@ Everything here is pure: text in, structures out.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ __all__ = [
     "INDEX",
     "INDEX_BYTES",
     "INDEX_LINES",
+    "NAME",
     "TYPES",
     "MemoryFile",
     "TranscriptNews",
@@ -76,8 +78,14 @@ class MemoryFile(msgspec.Struct, kw_only=True):
 
 
 def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            found = json.loads(value)  # YAML's double-quoted scalars escape as JSON does
+        except ValueError:
+            return value[1:-1]
+        return found if isinstance(found, str) else value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
     return value
 
 
@@ -109,10 +117,20 @@ def _one_line(value: str) -> str:
     return " ".join(value.split())
 
 
+_NEEDS_QUOTES: Final = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`]|: | #|:$")
+
+
+def _scalar(value: str) -> str:
+    """``value`` as a YAML scalar on one line: plain when YAML reads it back as written, else
+    double-quoted (``Note: ...`` would be a mapping)."""
+    value = _one_line(value)
+    return json.dumps(value, ensure_ascii=False) if _NEEDS_QUOTES.search(value) else value
+
+
 def render(memory: MemoryFile) -> str:
     """The file Claude Code would write for ``memory``: its frontmatter, then the body."""
     return (
-        f"---\nname: {_one_line(memory.name)}\ndescription: {_one_line(memory.description)}\n"
+        f"---\nname: {_scalar(memory.name)}\ndescription: {_scalar(memory.description)}\n"
         f"metadata:\n  type: {memory.type or 'project'}\n---\n\n{memory.body.strip()}\n"
     )
 
@@ -135,6 +153,10 @@ def promoted(cite: str, title: str, text: str, kind_of_fact: str = "") -> Memory
         type=kind_of_fact if kind_of_fact in TYPES else "project",
         body=f"{body}\n\nFrom memd: mem:{cite} (`memctl show mem:{cite}` has its context).",
     )
+
+
+NAME: Final = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
+"""A memory's name as it may be a file's: Claude Code asks for a short kebab-case slug."""
 
 
 def index_entry(memory: MemoryFile, file_name: str) -> str:
