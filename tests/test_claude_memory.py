@@ -422,3 +422,17 @@ def test_a_transcript_is_followed_a_chunk_at_a_time_and_half_lines_wait(tmp_path
         f.write(half[20:] + "\n")
     native_memory._follow(str(path), tail)
     assert tail.recalled == {} and tail.offset == path.stat().st_size
+
+
+def test_odd_memory_files_are_read_without_harm(daemon: Instance, claude: Claude) -> None:
+    garbage = b"---\nname: \xff\xfe bad\n---\n\x00\xc3(\xed\xa0\x80 half an emoji \xf0\x9f"
+    (claude.memory / "garbage.md").write_bytes(garbage)
+    claude.write("huge.md", "---\nname: huge\ndescription: a long one\n---\n" + "the cron runs nightly. " * 50_000)
+    (claude.memory / "folder.md").mkdir()  # not a file
+    (claude.memory / "notes.txt").write_text("not a memory")
+    fire(daemon, claude, "SessionStart", source="startup")
+    names = sorted(json.loads(meta)["name"] for *_, meta in mirrored(daemon))
+    assert names == ["huge", "\ufffd\ufffd bad"]  # U+FFFD for what is not UTF-8; no folder, no .txt
+    ((size,),) = daemon.query("SELECT length(text) FROM events WHERE title LIKE '%a long one%'")
+    assert size < 20_000  # clipped as any captured text is
+    assert daemon.status().events > 0  # and the daemon serves on
