@@ -250,6 +250,20 @@ def daemon(instance: Instance) -> Iterator[Instance]:
         assert instance.stop() == 0
 
 
+@pytest.fixture
+def modeled() -> Iterator[Instance]:
+    """A daemon with its embedding model: context is chosen as users get it (a second to load)."""
+    instance = Instance(tempfile.mkdtemp(prefix="memd-m-", dir="/tmp"), embedding=True)
+    try:
+        instance.start()
+        yield instance
+        assert instance.stop() == 0
+    finally:
+        if instance.process is not None:
+            instance.kill()
+        shutil.rmtree(instance.root, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """A real PostgreSQL server, one for the whole run (initdb takes about a second), made on the

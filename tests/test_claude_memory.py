@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,20 +121,6 @@ def fire(daemon: Instance, claude: Claude, event: str, env: dict[str, str] | Non
 @pytest.fixture
 def claude(tmp_path: Path) -> Claude:
     return Claude(tmp_path)
-
-
-@pytest.fixture
-def modeled() -> Iterator[Instance]:
-    """A daemon with its embedding model: the prompt's context is chosen as users get it."""
-    instance = Instance(tempfile.mkdtemp(prefix="memd-cm-", dir="/tmp"), embedding=True)
-    try:
-        instance.start()
-        yield instance
-        assert instance.stop() == 0
-    finally:
-        if instance.process is not None:
-            instance.kill()
-        shutil.rmtree(instance.root, ignore_errors=True)
 
 
 def mirrored(daemon: Instance) -> list[tuple[str, str, str]]:
@@ -371,7 +354,7 @@ def test_memctl_import_reads_the_memory_files_too(daemon: Instance, claude: Clau
     claude.write("user-pytest.md", PYTEST)
     done = memctl(daemon, claude, "import")
     assert done.returncode == 0, done.stderr
-    assert "Claude Code memory: 2 files in 1 folders: 2 stored, 0 forgotten" in done.stdout
+    assert "Claude Code memory: 2 files in 1 folder: 2 stored, 0 forgotten" in done.stdout
     assert len(mirrored(daemon)) == 2
     (claude.memory / "user-pytest.md").unlink()
     again = memctl(daemon, claude, "import", "--all", "--json")

@@ -73,9 +73,11 @@ def _memory_roots(args: argparse.Namespace) -> list[str] | None:
 def _mirrored_line(home: str, reply: ClaudeMemoryMirrored) -> str:
     if not reply.folders:
         return f"Claude Code memory: no memory folder found in {home}"
+    from memd.capture.text import plural
+
     return (
-        f"Claude Code memory: {reply.files} files in {reply.folders} folders: {reply.stored} stored,"
-        f" {reply.forgotten} forgotten (changed or deleted)"
+        f"Claude Code memory: {plural(reply.files, 'file')} in {plural(reply.folders, 'folder')}:"
+        f" {reply.stored} stored, {reply.forgotten} forgotten (changed or deleted)"
     )
 
 

@@ -32,7 +32,7 @@ import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import anyio
 import msgspec
@@ -53,7 +53,7 @@ from ..store.projects import project_roots
 from .erasure import erase
 from .indexer import Indexer
 
-__all__ = ["Folder", "Mirror", "Mirrored", "Transcripts", "folder_of"]
+__all__ = ["Folder", "Mirror", "Transcripts", "folder_of"]
 
 log = structlog.get_logger("memd.native_memory")
 
@@ -74,19 +74,32 @@ class Folder(NamedTuple):
     path: str
 
 
-def _payload(event: NewEvent) -> dict[str, Any]:
+class _Written(msgspec.Struct):
+    file_path: str | None = None
+
+
+class _Where(msgspec.Struct):
+    """The two fields of a payload this module reads: decoded into a Struct, the rest of a
+    large payload (a Write's content) is skipped, not built into Python objects."""
+
+    transcript_path: str | None = None
+    tool_input: _Written | None = None
+
+
+_decode_where = msgspec.json.Decoder(_Where).decode
+
+
+def _where(event: NewEvent) -> _Where:
     try:
-        payload = msgspec.json.decode(event.payload)
-    except msgspec.DecodeError:
-        return {}
-    return payload if isinstance(payload, dict) else {}
+        return _decode_where(event.payload)
+    except msgspec.DecodeError:  # another shape (a tool_input that is no object): nothing to read
+        return _Where()
 
 
-def folder_of(event: NewEvent, payload: dict[str, Any]) -> Folder | None:
+def folder_of(event: NewEvent, where: _Where) -> Folder | None:
     """The memory folder of the project an event comes from, when its payload says which
     Claude Code home it comes from (``transcript_path``)."""
-    transcript = payload.get("transcript_path")
-    home = claude_home(transcript) if isinstance(transcript, str) and event.cwd else None
+    home = claude_home(where.transcript_path) if where.transcript_path and event.cwd else None
     if home is None or not event.cwd:
         return None
     root = project_root(event.cwd)
@@ -96,14 +109,6 @@ def folder_of(event: NewEvent, payload: dict[str, Any]) -> Folder | None:
 LOOKED_AT_ON = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
 """Events that have their project's folder looked at (a prompt only when it changed), beside
 a tool's write inside it."""
-
-
-class Mirrored(msgspec.Struct, kw_only=True):
-    """What one look at a folder did."""
-
-    files: int = 0
-    stored: int = 0
-    forgotten: int = 0
 
 
 class _Seen(NamedTuple):
@@ -172,12 +177,11 @@ class Mirror:
         """A live hook event: its project's folder looked at, if the event calls for it."""
         if event.event not in LOOKED_AT_ON and event.tool not in WRITE_TOOLS:
             return  # decided before the payload is decoded: most events are tool calls
-        payload = _payload(event)
-        if (folder := folder_of(event, payload)) is None:
+        where = _where(event)
+        if (folder := folder_of(event, where)) is None:
             return
-        tool_input = payload.get("tool_input")
-        written = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-        inside = isinstance(written, str) and os.path.normpath(written).startswith(folder.path + os.sep)
+        written = where.tool_input.file_path if where.tool_input else None
+        inside = written is not None and os.path.normpath(written).startswith(folder.path + os.sep)
         if event.event == "UserPromptSubmit" and _stamp(folder.path) == self._stamps.get(folder.path):
             return  # nothing added, removed or indexed since the last look: the prompt does not wait on one
         if event.event in LOOKED_AT_ON or inside:
@@ -193,22 +197,22 @@ class Mirror:
             if not await anyio.to_thread.run_sync(os.path.isdir, folder.path):
                 continue
             looked = await self.look(folder)
-            done.folders += 1
+            done.folders += looked.folders
             done.files += looked.files
             done.stored += looked.stored
             done.forgotten += looked.forgotten
         return done
 
-    async def look(self, folder: Folder) -> Mirrored:
+    async def look(self, folder: Folder) -> ClaudeMemoryMirrored:
         """Bring the mirror of ``folder`` up to date (one look at a time per folder)."""
         async with self._locks.setdefault(folder.path, anyio.Lock()):
             self._stamps[folder.path] = _stamp(folder.path)  # before: a change during the look is seen next time
             return await self._look(folder)
 
-    async def _look(self, folder: Folder) -> Mirrored:
+    async def _look(self, folder: Folder) -> ClaudeMemoryMirrored:
         on_disk = await anyio.to_thread.run_sync(_walk, folder.path, limiter=self._thread)
         known = await self.store.readers.run(files, folder.path)
-        done = Mirrored(files=len(on_disk))
+        done = ClaudeMemoryMirrored(folders=1, files=len(on_disk))
         stale: list[int] = []
         for seen in on_disk:
             row = known.pop(seen.path, None)
@@ -327,10 +331,9 @@ class Transcripts:
 
     async def in_context(self, event: NewEvent) -> InContext:
         """What the session of ``event`` has from Claude Code's memory now."""
-        payload = _payload(event)
-        folder = folder_of(event, payload)
-        transcript = payload.get("transcript_path")
-        if folder is None or not isinstance(transcript, str):
+        where = _where(event)
+        folder, transcript = folder_of(event, where), where.transcript_path
+        if folder is None or transcript is None:
             return InContext()
         tail = self._tails.pop(transcript, None) or _Tail()
         self._tails[transcript] = tail

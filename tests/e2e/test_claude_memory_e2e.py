@@ -11,9 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,20 +29,6 @@ COOKIE = (
     "**How to apply:** keep SESSION_TTL at 3600 when touching the auth code."
 )
 QUESTION = "what is the session cookie TTL in auth/session.py?"
-
-
-@pytest.fixture
-def modeled() -> Iterator[Instance]:
-    """memd with its embedding model: the prompt's context is chosen as users get it."""
-    instance = Instance(tempfile.mkdtemp(prefix="memd-e2e-cm-", dir="/tmp"), embedding=True)
-    try:
-        instance.start()
-        yield instance
-        assert instance.stop() == 0
-    finally:
-        if instance.process is not None:
-            instance.kill()
-        shutil.rmtree(instance.root, ignore_errors=True)
 
 
 @pytest.fixture
