@@ -1,80 +1,227 @@
-"""Retrieval quality on memd's coding-memory set: recall@5, nDCG@10, MRR, no-match accuracy, p50 latency.
+"""Retrieval quality on memd's three evaluation sets, per lane and fused, on the tuning and untouched parts.
 
-The set (bench/eval/coding_memory.json, see bench/eval/README.md) holds memories of coding
-sessions over six fictional projects (prompts, tool calls, tool errors, decisions, tasks,
-edits, session summaries) and queries of three styles: ``keyword`` (the words a developer
-would type, sharing identifiers with the answer), ``paraphrase`` (almost no content word in
-common with the answer) and ``no_match`` (plausible questions the set cannot answer).
+    coding         bench/eval/coding_memory.json: memories of coding sessions, keyword /
+                   paraphrase questions and no-match traps (bench/eval/README.md)
+    conversations  bench/eval/conversations/*.json: multi-session chats between two people,
+                   questions answered by single short turns
+    long_chats     bench/eval/long_chats/*.json: one person's long history with an assistant,
+                   questions answered by a few messages among tens of thousands of tokens
 
-It is loaded into a fresh daemon as one project the way bench/retrieval.py loads the golden
-sets (every memory ingested as a prompt, the outbox drained so every memory is embedded),
-then every query is searched in that project, 10 results, once fused and once per lane.
-Per lane and style: recall@5 (share of the expected ids among the first 5), Hit@5 (an
-expected id among the first 5), nDCG@10 over the graded relevance (3/2/1), MRR over the
-first 10, no-match accuracy (no result reaches ``[retrieval] min_confidence``) and the p50
-round trip of the search call.
+Each set is loaded into a fresh daemon through the socket the way its data would arrive:
+a coding project's memories as one session (its prompts as prompts, the rest as memories the
+session kept), each conversation as one project whose sessions are Claude Code sessions and
+whose turns are prompts (``Name: words``), each long chat as one project whose user messages
+are prompts and whose assistant messages are the replies Claude Code's Stop hook carries.
+The outbox is drained (every event embedded), then every question is searched in its
+project, once fused and once per lane (``LANE_RUNS``).
 
-    .venv/bin/python bench/eval_set.py [--set PATH] [--json] [--verbose]
+Every set has a part kept out of all tuning (``untouched``, ``UNTOUCHED``): fusion weights and
+the confidence model are fitted on the ``tuning`` part only (``bench/fit.py`` reads ``--dump``).
+
+Per set, part, run and style: recall@5 and @10 (share of the evidence among the first k),
+nDCG@10 over graded relevance (coding) or binary (others), MRR, no-match accuracy (no result
+reaches ``[retrieval] min_confidence``) and the p50 round trip of the search call.
+
+    .venv/bin/python bench/eval_set.py [--sets coding,conversations,long_chats] [--part tuning|untouched|all]
+                                       [--runs fused,keyword,...] [--json] [--verbose] [--dump FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import hashlib
 import json
+import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness import isolated_daemon, markdown_table, summary
-from retrieval import RUNS, THRESHOLD, dcg, drain, load
 
-from memd.protocol import Search, SearchResults
+from memd.config import RetrievalConfig
+from memd.protocol import Ingest, Ingested, Remember, Remembered, Search, SearchResults
 from memd_client.rpc import Client
 
-SET = Path(__file__).resolve().parent / "eval" / "coding_memory.json"
-STYLES = ("keyword", "paraphrase", "match", "no_match")
+EVAL = Path(__file__).resolve().parent / "eval"
+SETS = ("coding", "conversations", "long_chats")
+UNTOUCHED = {
+    "conversations": {"conv-02", "conv-05"},
+    "long_chats": {"chat-02"},
+}
+"""The files kept out of all tuning; for the coding set, a third of the questions by a hash of their id
+(``untouched``).  Chosen before any result was seen, and never changed."""
+LANE_RUNS = {
+    "fused": [],
+    "keyword": ["keyword", "trigram", "substring"],
+    "context": ["context"],
+    "vector": ["vector"],
+    "entity": ["entity"],
+}
+THRESHOLD = RetrievalConfig().min_confidence
 LIMIT = 10
+DUMP_LIMIT = 60
+"""Hits asked for per question when dumping candidates for the fit: the whole shortlist."""
 
 
-def evaluate(client: Client, path: Path, root: str, ids: dict[int, str], lanes: list[str]) -> list[dict]:
-    """One row per query: what came back, how long it took, and its scores."""
-    data = json.loads(path.read_text())
-    cwd = os.path.join(root, path.stem)
-    rows = []
-    for q in data["queries"]:
+class Question(dict[str, Any]):
+    """id, query, style, expectation, expected ({memory id: relevance}), project, part."""
+
+
+def untouched(set_name: str, unit: str) -> bool:
+    """Whether ``unit`` (a file's id; a coding question's id) is in the untouched part."""
+    if set_name == "coding":
+        return int(hashlib.sha256(unit.encode()).hexdigest(), 16) % 3 == 0
+    return unit in UNTOUCHED[set_name]
+
+
+def _ingest(client: Client, event: str, payload: dict[str, Any], at: float, position: str) -> int:
+    reply = client.call(
+        Ingest(event=event, sent_at_ns=int(at * 1e9), payload=json.dumps(payload).encode(), position=position),
+        Ingested,
+    )
+    return reply.event_id
+
+
+def _session(name: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"memd-eval:{name}"))
+
+
+def load_coding(client: Client, root: str) -> tuple[dict[int, str], list[Question]]:
+    data = json.loads((EVAL / "coding_memory.json").read_text())
+    cwd = os.path.join(root, "coding")
+    os.makedirs(cwd, exist_ok=True)
+    ids: dict[int, str] = {}
+    at = time.time() - 86400
+    for memory in data["memories"]:
+        session = _session(f"coding:{memory['project']}")
+        if memory["kind"] == "prompt":
+            payload = {
+                "session_id": session,
+                "cwd": cwd,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": memory["content"],
+                "transcript_path": "/dev/null",
+            }
+            ids[_ingest(client, "UserPromptSubmit", payload, at, memory["id"])] = memory["id"]
+        else:
+            reply = client.call(Remember(text=memory["content"], cwd=cwd, session=session), Remembered)
+            ids[reply.event_id] = memory["id"]
+        at += 1
+    questions = [
+        Question(
+            id=q["queryId"],
+            query=q["query"],
+            style=q["style"],
+            expectation=q["expectation"],
+            expected=q.get("expectedRelevance") or dict.fromkeys(q["expectedIds"], 1),
+            cwd=cwd,
+            part="untouched" if untouched("coding", q["queryId"]) else "tuning",
+        )  # fmt: skip
+        for q in data["queries"]
+    ]
+    return ids, questions
+
+
+def _files(folder: str) -> list[Path]:
+    return sorted((EVAL / folder).glob("*.json"))
+
+
+def _when(date: str, n: int) -> float:
+    day = dt.datetime.fromisoformat(date).replace(hour=18, tzinfo=dt.UTC)
+    return day.timestamp() + 60 * n
+
+
+def load_dialogues(client: Client, root: str, folder: str) -> tuple[dict[int, str], list[Question]]:
+    """Conversations (every turn a prompt, ``Name: words``) or long chats (user messages as prompts,
+    assistant messages as the Stop hook's last message)."""
+    ids: dict[int, str] = {}
+    questions: list[Question] = []
+    for path in _files(folder):
+        data = json.loads(path.read_text())
+        cwd = os.path.join(root, data["id"])
+        os.makedirs(cwd, exist_ok=True)
+        for session in data["sessions"]:
+            session_id = _session(f"{data['id']}:{session['id']}")
+            common = {"session_id": session_id, "cwd": cwd, "transcript_path": "/dev/null"}
+            for n, item in enumerate(session.get("turns") or session["messages"]):
+                key = f"{data['id']}:{item['id']}"
+                at = _when(session["date"], n)
+                if "speaker" in item:
+                    payload = {
+                        **common,
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": f"{item['speaker']}: {item['text']}",
+                    }
+                    event = "UserPromptSubmit"
+                elif item["role"] == "user":
+                    payload = {**common, "hook_event_name": "UserPromptSubmit", "prompt": item["text"]}
+                    event = "UserPromptSubmit"
+                else:
+                    payload = {
+                        **common,
+                        "hook_event_name": "Stop",
+                        "stop_hook_active": False,
+                        "last_assistant_message": item["text"],
+                    }
+                    event = "Stop"
+                ids[_ingest(client, event, payload, at, key)] = key
+        part = "untouched" if untouched(folder, data["id"]) else "tuning"
+        questions += [
+            Question(
+                id=f"{data['id']}:{q['id']}",
+                query=q["question"],
+                style=q["category"],
+                expectation="match",
+                expected=dict.fromkeys((f"{data['id']}:{e}" for e in q["evidence"]), 1),
+                cwd=cwd,
+                part=part,
+            )  # fmt: skip
+            for q in data["questions"]
+        ]
+    return ids, questions
+
+
+def dcg(relevances: Sequence[float]) -> float:
+    return sum(rel / math.log2(rank + 1) for rank, rel in enumerate(relevances, 1))
+
+
+def evaluate(
+    client: Client, questions: Sequence[Question], ids: dict[int, str], lanes: list[str], limit: int = LIMIT
+) -> Iterator[tuple[dict[str, Any], SearchResults]]:
+    """One row per question: what came back, how long it took, and its scores."""
+    for q in questions:
         started = time.perf_counter()
-        reply = client.call(Search(query=q["query"], limit=LIMIT, cwd=cwd, lanes=lanes), SearchResults)
+        reply = client.call(Search(query=q["query"], limit=limit, cwd=q["cwd"], lanes=lanes), SearchResults)
         elapsed_ms = (time.perf_counter() - started) * 1000
         found = [ids.get(hit.id, "?") for hit in reply.results]
-        row: dict = {
-            "id": q["queryId"],
-            "query": q["query"],
-            "style": q["style"],
-            "expectation": q["expectation"],
-            "ms": elapsed_ms,
-            "results": [(ids.get(h.id, "?"), round(h.confidence, 3)) for h in reply.results],
-        }
+        row: dict[str, Any] = {
+            "id": q["id"], "query": q["query"], "style": q["style"], "expectation": q["expectation"],
+            "part": q["part"], "ms": elapsed_ms,
+            "results": [(ids.get(h.id, "?"), round(h.confidence, 3)) for h in reply.results[:LIMIT]],
+        }  # fmt: skip
         if q["expectation"] == "match":
-            relevance: dict[str, int] = q.get("expectedRelevance") or dict.fromkeys(q["expectedIds"], 1)
-            first = next((rank for rank, memory in enumerate(found, 1) if memory in relevance), None)
+            relevance: dict[str, int] = q["expected"]
+            first = next((rank for rank, memory in enumerate(found[:LIMIT], 1) if memory in relevance), None)
             ideal = dcg(sorted(relevance.values(), reverse=True)[:LIMIT])
             row.update(
                 recall5=len(set(found[:5]) & relevance.keys()) / len(relevance),
-                hit5=bool(first and first <= 5),
+                recall10=len(set(found[:LIMIT]) & relevance.keys()) / len(relevance),
                 ndcg10=dcg([relevance.get(memory, 0) for memory in found[:LIMIT]]) / ideal if ideal else 0.0,
                 rr=1 / first if first else 0.0,
                 expected=relevance,
             )
         else:
             row["ok"] = not any(hit.confidence >= THRESHOLD for hit in reply.results)
-        rows.append(row)
-    return rows
+        yield row, reply
 
 
-def scores(rows: Sequence[dict]) -> dict[str, float | int | None]:
-    """The metrics of a group of rows; None where the group has no query they apply to."""
+def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:
+    """The metrics of a group of rows; None where the group has no question they apply to."""
     matches = [r for r in rows if r["expectation"] == "match"]
     traps = [r for r in rows if r["expectation"] == "no_match"]
 
@@ -82,62 +229,83 @@ def scores(rows: Sequence[dict]) -> dict[str, float | int | None]:
         return sum(r[key] for r in matches) / len(matches) if matches else None
 
     return {
-        "queries": len(rows),
+        "questions": len(rows),
         "recall@5": mean("recall5"),
-        "Hit@5": mean("hit5"),
+        "recall@10": mean("recall10"),
         "nDCG@10": mean("ndcg10"),
         "MRR": mean("rr"),
         "no-match": sum(r["ok"] for r in traps) / len(traps) if traps else None,
-        "p50 ms": summary([r["ms"] for r in rows])["p50"],
+        "p50 ms": summary([r["ms"] for r in rows])["p50"] if rows else None,
     }
 
 
-def by_style(rows: Sequence[dict], style: str) -> list[dict]:
-    if style == "match":
-        return [r for r in rows if r["expectation"] == "match"]
-    return [r for r in rows if r["style"] == style]
+def styles(set_name: str, rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The groups a set reports: all questions that have evidence, then each style."""
+    groups = {"match": [r for r in rows if r["expectation"] == "match"]}
+    for style in sorted({r["style"] for r in rows}):
+        groups[style] = [r for r in rows if r["style"] == style]
+    return groups
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", type=Path, default=SET, help="the evaluation file (default: %(default)s)")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated, of %(default)s")
+    parser.add_argument("--part", choices=("tuning", "untouched", "all"), default="all")
+    parser.add_argument("--runs", default=",".join(LANE_RUNS), help="comma-separated, of %(default)s")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--verbose", action="store_true", help="print every missed query with its results")
+    parser.add_argument("--verbose", action="store_true", help="print every missed question with its results")
+    parser.add_argument("--dump", type=Path, help="write every question's candidates with their features")
+    parser.add_argument("--dump-part", choices=("tuning", "untouched"), default="tuning", help="(default: %(default)s)")
     args = parser.parse_args()
-    data = json.loads(args.set.read_text())
+    chosen = [s for s in args.sets.split(",") if s]
+    runs = {name: LANE_RUNS[name] for name in args.runs.split(",") if name}
+    results: list[dict[str, Any]] = []
+    dumped: list[dict[str, Any]] = []
     with isolated_daemon() as instance, instance.client() as client:
-        ids = load(client, args.set, instance.root)
+        loaded = {}
+        for set_name in chosen:
+            if set_name == "coding":
+                loaded[set_name] = load_coding(client, instance.root)
+            else:
+                loaded[set_name] = load_dialogues(client, instance.root, set_name)
         started = time.monotonic()
-        drain(instance, timeout=600.0)
+        from retrieval import drain
+
+        drain(instance, timeout=1800.0)
         embed_s = time.monotonic() - started
-        results = []
-        for run, lanes in RUNS.items():
-            rows = evaluate(client, args.set, instance.root, ids, lanes)
-            results += [{"lanes": run, "style": style, **scores(by_style(rows, style))} for style in STYLES]
-            if args.verbose:
-                for row in rows:
-                    good = row["ok"] if row["expectation"] == "no_match" else row["hit5"]
-                    if not good:
-                        print(f"[{run}] BAD {row['id']} ({row['style']}): {row['query']!r}", file=sys.stderr)
+        for set_name, (ids, questions) in loaded.items():
+            chosen_questions = [q for q in questions if args.part in ("all", q["part"])]
+            parts = ("tuning", "untouched") if args.part == "all" else (args.part,)
+            for run, lanes in runs.items():
+                rows = []
+                for row, _ in evaluate(client, chosen_questions, ids, lanes):
+                    rows.append(row)
+                    if args.verbose and run == "fused" and not (row.get("ok") or row.get("recall5")):
+                        print(f"[{set_name}] MISS {row['id']} ({row['style']}): {row['query']!r}", file=sys.stderr)
                         print(f"      expected {row.get('expected', {})}; got {row['results'][:5]}", file=sys.stderr)
-    counts = {style: len(by_style(data["queries"], style)) for style in STYLES}
+                for part in parts:
+                    in_part = [r for r in rows if r["part"] == part]
+                    for style, group in styles(set_name, in_part).items():
+                        results.append({"set": set_name, "part": part, "run": run, "style": style, **scores(group)})
+            if args.dump:
+                part_questions = [q for q in questions if q["part"] == args.dump_part]
+                for row, reply in evaluate(client, part_questions, ids, [], limit=DUMP_LIMIT):
+                    dumped.append({
+                        "set": set_name, "id": row["id"], "style": row["style"], "expectation": row["expectation"],
+                        "expected": sorted(row.get("expected", {})),
+                        "hits": [
+                            {"memory": ids.get(h.id, "?"), "features": {**h.features, "_confidence": h.confidence}}
+                            for h in reply.results
+                        ],
+                    })  # fmt: skip
+    if args.dump:
+        args.dump.write_text(json.dumps(dumped))
     if args.json:
-        report = {
-            "set": args.set.name,
-            "memories": len(data["memories"]),
-            "queries": counts,
-            "threshold": THRESHOLD,
-            "embed_seconds": round(embed_s, 1),
-            "results": results,
-        }
-        print(json.dumps(report, indent=2))
+        print(json.dumps({"threshold": THRESHOLD, "embed_seconds": round(embed_s, 1), "results": results}, indent=2))
         return 0
-    print(
-        f"{args.set.name}: {len(data['memories'])} memories, {len(data['queries'])} queries "
-        f"({', '.join(f'{n} {s}' for s, n in counts.items() if s != 'match')}); "
-        f"threshold {THRESHOLD}; embedded in {embed_s:.1f} s\n"
-    )
-    headers = ["lanes", "style", "queries", "recall@5", "Hit@5", "nDCG@10", "MRR", "no-match", "p50 ms"]
+    print(f"threshold {THRESHOLD}; embedded in {embed_s:.1f} s\n")
+    headers = ["set", "part", "run", "style", "questions", "recall@5", "recall@10", "nDCG@10", "MRR", "no-match",
+               "p50 ms"]  # fmt: skip
     table = [[r[h] if r[h] is not None else "-" for h in headers] for r in results]
     print(markdown_table(headers, table))
     return 0

@@ -28,7 +28,7 @@ from typing import Final, NamedTuple
 
 from .capture.snapshot import Snapshot
 from .cite import Quoted, label, render_quotes
-from .protocol import Detail, Entry, Hit, TimelineResult
+from .protocol import Detail, EntitiesResult, Entry, Hit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
 
@@ -41,6 +41,7 @@ __all__ = [
     "continuation_lines",
     "day",
     "detail_text",
+    "entities_text",
     "escape",
     "expand_hint",
     "fit_detail",
@@ -119,6 +120,32 @@ def timeline_text(result: TimelineResult) -> str:
     session = f"session {result.session_id[:8]}" if result.session_id else "no session"
     head = f"Timeline around [{label(result.target.cite)}] ({session}, oldest first, → marks it):"
     return "\n".join([head, *(_entry_line(e) for e in result.entries)])
+
+
+def entities_text(result: EntitiesResult) -> str:
+    """``memctl entities`` and ``mem_entities``: the most mentioned, or each entity asked for with
+    where it was seen, what it goes with and the events that name it."""
+    where = result.scope or "all projects"
+    if result.notice:
+        return result.notice
+    if not result.details:
+        if not result.entities:
+            return f"No entities in {where} yet."
+        lines = [f"Most mentioned in {where}:"]
+        return "\n".join(lines + [f"{e.mentions:>6}  {e.kind:<8} {e.name}" for e in result.entities])
+    parts = []
+    for d in result.details:
+        also = ", ".join(a for a in d.aliases if a != d.name.lower()) or "-"
+        lines = [
+            f"{d.kind} {d.name} (also: {also})",
+            f"Named in {d.mentions} events of {d.sessions} sessions, first {_clock(d.first_seen)},"
+            f" last {_clock(d.last_seen)}.",
+        ]
+        if d.related:
+            lines.append("Goes with: " + ", ".join(f"{r.name} ({r.how}, {r.count})" for r in d.related))
+        lines += [_entry_line(e) for e in d.events]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def detail_text(detail: Detail, style: str = "inline") -> str:

@@ -48,6 +48,11 @@ __all__ = [
     "EmbeddingStatus",
     "Endless",
     "EndlessStatus",
+    "Entities",
+    "EntitiesResult",
+    "EntityDetail",
+    "EntityInfo",
+    "EntityLink",
     "Entry",
     "Error",
     "EventRow",
@@ -234,7 +239,10 @@ class Search(Request):
     until: float | None = None
     """Unix times bounding the event's own timestamp."""
     lanes: list[str] = []
-    """Run only these lanes (keyword, trigram, substring, vector); empty: all."""
+    """Run only these lanes (keyword, trigram, substring, context, entity, vector); empty: all."""
+    entity: str | None = None
+    """Only events that name this entity (a file, person, symbol, error, ticket...: its name or
+    an alias, as ``memctl entities`` lists them)."""
     caller: str | None = None
     """The session asking (memd's MCP server inside Claude Code; None: a person, through memctl),
     for usage tracking and ranking: its own events since its last compaction are in the model's
@@ -382,6 +390,21 @@ class Sessions(Request):
     limit: int = 20
 
 
+class Entities(Request):
+    """What memd knows of the entities events name (``memctl entities``): the most mentioned,
+    or, with ``name``, the entities known by it (a name or an alias: ``login.py``, ``Caroline``,
+    ``KeyError``) with where they were seen, what they go with and the events that name them.
+    Scope as for ``Search``."""
+
+    name: str | None = None
+    kind: str | None = None
+    """Only entities of this kind (``memd.capture.entities.KINDS``)."""
+    cwd: str | None = None
+    project: str | None = None
+    all_projects: bool = False
+    limit: int = 20
+
+
 class ListProjects(Request):
     """Every project, with its key and the paths of its checkouts (``memctl project list``)."""
 
@@ -487,6 +510,7 @@ class Restore(Request):
 
 RequestType = (
     Ingest
+    | Entities
     | Ping
     | Status
     | History
@@ -684,6 +708,11 @@ class Hit(msgspec.Struct, kw_only=True):
     """The query's words found in it."""
     similarity: float | None = None
     """Cosine similarity to the query, when the vector lane found it."""
+    entities: list[str] = []
+    """The query's entities it names (``login.py``) or that said it (``said by Caroline``)."""
+    features: dict[str, float] = {}
+    """What its confidence was computed from (``memd.retrieve.model``): each lane's rank as
+    a score in (0, 1], the similarity, the share of the query's words it holds, and the rest."""
     summary: str = ""
     """One line, <= 100 characters (``memd.retrieve.digest.summary``)."""
     tokens: int = 0
@@ -820,10 +849,13 @@ class StorageSizes(msgspec.Struct, kw_only=True):
     """The stemmed word index (``events_fts``), part of ``database``."""
     trigram_index: int
     """The trigram index of CJK text (``events_cjk``), part of ``database``."""
+    context_index: int = 0
+    """The index of each event's words with its neighbours' (``events_ctx``, its text
+    included), part of ``database``."""
     vector_index: int
     """The usearch index file(s) beside the database."""
     measured: str
-    """How the two keyword indexes were sized: ``dbstat`` (their pages, exact) or
+    """How the keyword indexes were sized: ``dbstat`` (their pages, exact) or
     ``estimate`` (their data blocks only: this SQLite has no ``dbstat`` table)."""
 
 
@@ -1008,6 +1040,45 @@ class SessionList(Reply):
     sessions: list[SessionInfo]
 
 
+class EntityInfo(msgspec.Struct, kw_only=True):
+    name: str
+    kind: str
+    mentions: int
+    """Events that name it (in the scope asked for)."""
+
+
+class EntityLink(msgspec.Struct, kw_only=True):
+    name: str
+    kind: str
+    how: str
+    """``with`` (named in the same events), ``tests`` (a test and the file it tests), ``fix``
+    (an error and a file edited after it in its session)."""
+    count: int
+
+
+class EntityDetail(msgspec.Struct, kw_only=True):
+    name: str
+    kind: str
+    aliases: list[str]
+    mentions: int
+    sessions: int
+    first_seen: float
+    last_seen: float
+    related: list[EntityLink]
+    events: list[Entry]
+    """The newest events that name it, each with its citation id."""
+
+
+class EntitiesResult(Reply):
+    scope: str | None
+    """The project looked in, or None for all projects."""
+    entities: list[EntityInfo] = []
+    """Without a name: the most mentioned."""
+    details: list[EntityDetail] = []
+    """With a name: every entity known by it."""
+    notice: str = ""
+
+
 class ProjectInfo(msgspec.Struct, kw_only=True):
     id: int
     root: str
@@ -1089,6 +1160,7 @@ ReplyType = (
     | Scanned
     | Collected
     | SessionList
+    | EntitiesResult
     | ProjectList
     | ProjectLinked
     | Shared

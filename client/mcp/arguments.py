@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
+from memd.capture.entities import KINDS as ENTITY_KINDS
 from memd.capture.events import KINDS
 
 __all__ = [
     "CiteArgs",
     "DetailsArgs",
+    "EntitiesArgs",
     "ForgetArgs",
     "RememberArgs",
     "SearchArgs",
@@ -24,6 +26,10 @@ if TYPE_CHECKING:
     Kind = str  # for the checker: the kinds are known when memd runs, not before
 else:
     Kind = Literal[tuple(KINDS)]  # for msgspec: the schema lists them and validation refuses others
+if TYPE_CHECKING:
+    EntityKind = str
+else:
+    EntityKind = Literal[ENTITY_KINDS]
 Query = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="What to look for, in plain words.")]
 Id = Annotated[
     str, msgspec.Meta(min_length=1, max_length=40, description="A citation id from search results, like mem:Ab3xY9.")
@@ -48,6 +54,29 @@ class SearchArgs(msgspec.Struct, forbid_unknown_fields=True):
     all_projects: Annotated[bool, msgspec.Meta(description="Search every project.")] = False
     kind: Annotated[Kind | None, msgspec.Meta(description="Only memories of this kind.")] = None
     since: Since = None
+    entity: Annotated[
+        str | None,
+        msgspec.Meta(
+            max_length=200,
+            description="Only memories that name this entity: a file, person, function, error or ticket "
+            "(as mem_entities lists them: login.py, Caroline, KeyError, #412).",
+        ),
+    ] = None
+
+
+class EntitiesArgs(msgspec.Struct, forbid_unknown_fields=True):
+    name: Annotated[
+        str | None,
+        msgspec.Meta(
+            min_length=1, max_length=200,
+            description="A file, person, function, class, test, command, error, ticket, URL or package, by name or "
+            "alias (src/app/login.py, login.py, Caroline, KeyError, #412). Leave out to list the most mentioned.",
+        ),
+    ] = None  # fmt: skip
+    kind: Annotated[EntityKind | None, msgspec.Meta(description="Only entities of this kind.")] = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="Most entities, or events per entity.")] = 10
+    project: Project = None
+    all_projects: Annotated[bool, msgspec.Meta(description="Look in every project.")] = False
 
 
 class SmartArgs(msgspec.Struct, forbid_unknown_fields=True):

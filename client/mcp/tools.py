@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.cite import label
-from memd.context import timeline_text
+from memd.context import entities_text, timeline_text
 from memd.protocol import (
     Details,
     DetailsResult,
+    Entities,
+    EntitiesResult,
     Forget,
     Forgotten,
     Remember,
@@ -41,6 +43,7 @@ from ..times import parse_time
 from .arguments import (
     CiteArgs,
     DetailsArgs,
+    EntitiesArgs,
     ForgetArgs,
     RememberArgs,
     SearchArgs,
@@ -93,7 +96,7 @@ def tools(ctx: Context) -> list[Tool]:
 
     def search(a: SearchArgs) -> str:
         request = Search(
-            query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), caller=ctx.session,
+            query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), entity=a.entity, caller=ctx.session,
             **_scope(ctx, a.project, a.all_projects),
         )  # fmt: skip
         return render_index(ctx.call(request, SearchResults), a.query)
@@ -103,6 +106,10 @@ def tools(ctx: Context) -> list[Tool]:
             query=a.query, limit=a.limit, budget=a.budget, caller=ctx.session, **_scope(ctx, a.project, a.all_projects)
         )
         return render_smart(ctx.call(request, SmartResults), a.query)
+
+    def entities(a: EntitiesArgs) -> str:
+        request = Entities(name=a.name, kind=a.kind, limit=a.limit, **_scope(ctx, a.project, a.all_projects))
+        return entities_text(ctx.call(request, EntitiesResult))
 
     def timeline(a: TimelineArgs) -> str:
         request = Timeline(id=a.id, before=a.before, after=a.after, caller=ctx.session)
@@ -149,6 +156,16 @@ def tools(ctx: Context) -> list[Tool]:
             " and mem_details only for the ids you need. Cite memories as [mem:ID].",
             SearchArgs,
             search,
+        ),
+        Tool(
+            "mem_entities",
+            "Entities in memory",
+            "What memd knows of a file, person, function, error, ticket or package its memories name: when it was"
+            " first and last seen, in how many sessions, what it goes with (files named together, the test of a"
+            " file, the file edited after an error) and the memories that name it, with citation ids. Without a"
+            " name: the most mentioned entities. Then mem_search with entity to search within one.",
+            EntitiesArgs,
+            entities,
         ),
         Tool(
             "mem_timeline",

@@ -29,6 +29,7 @@ def search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool", help="only calls of this tool")
     p.add_argument("--session", help="only this session id")
     p.add_argument("--path", help="only events about a file whose path contains this")
+    p.add_argument("--entity", help="only events that name this entity (memctl entities lists them)")
     p.add_argument("--since", type=moment, help="only events after this (2026-11-21, 12h, 7d)")
     p.add_argument("--until", type=moment, help="only events before this")
     p.add_argument("--limit", type=at_least(1), default=10, help="how many hits (default 10)")
@@ -52,6 +53,7 @@ def run_search(args: argparse.Namespace) -> int:
         tool=args.tool,
         session=args.session,
         path=args.path,
+        entity=args.entity,
         since=args.since,
         until=args.until,
     )
@@ -91,7 +93,8 @@ def _index_lines(hits: list[Hit], explain: bool) -> list[str]:
         if explain:
             lanes = ", ".join(f"{lane} #{rank}" for lane, rank in hit.lanes.items())
             similarity = f"; similarity {hit.similarity:.2f}" if hit.similarity is not None else ""
-            lines.append(f"     why: {lanes}; matched {', '.join(hit.matched) or 'no words'}{similarity}")
+            entities = f"; {', '.join(hit.entities)}" if hit.entities else ""
+            lines.append(f"     why: {lanes}; matched {', '.join(hit.matched) or 'no words'}{similarity}{entities}")
     return lines
 
 

@@ -180,7 +180,8 @@ def run_stats(args: argparse.Namespace) -> int:
     if (s := reply.sizes) is not None:
         lines.append(
             f"on disk: database {human_bytes(s.database)} + WAL {human_bytes(s.wal)}; in it, keyword index"
-            f" {human_bytes(s.keyword_index)}, trigram index {human_bytes(s.trigram_index)} ({s.measured});"
+            f" {human_bytes(s.keyword_index)}, trigram index {human_bytes(s.trigram_index)},"
+            f" context index {human_bytes(s.context_index)} ({s.measured});"
             f" vector index file {human_bytes(s.vector_index)}"
         )
     if (e := reply.embedding) is not None:

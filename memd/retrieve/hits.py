@@ -13,23 +13,29 @@ events) and calls them in that order, in one worker thread.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
+from ..capture.entities import speaker
 from ..capture.text import parse_meta
 from ..config import RetrievalConfig
 from ..protocol import Hit
-from ..query import Query
+from ..query import STOP_EN, Query, tokens
 from ..store.lanes import Doc
 from .digest import detail_tokens, files_of, summary
-from .rank import Evidence, Matcher, confidence, one_digest_per_session, penalty, score, snippet
+from .model import lane_score, probability, score, substance
+from .rank import Evidence, Matcher, boosted, one_digest_per_session, penalty, snippet
 
 __all__ = [
     "MIN_POOL",
+    "NOBODY",
     "VECTOR_FLOOR",
+    "Named",
     "Scored",
     "close_neighbors",
+    "content_words",
     "in_context_last",
     "one_per_session",
+    "own_words",
     "pool_size",
     "shortlist",
     "to_hits",
@@ -42,10 +48,30 @@ VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
 
 
-Scored = tuple[float, Doc, Evidence, float, float | None]
-"""A candidate worth a line, with what it was ranked by: its score, its document, the
-query's evidence in it, its confidence and its similarity (None: the vector lane did not
-find it).  A plain tuple: a search scores dozens, and each is on the hot path."""
+class Scored(NamedTuple):
+    """A candidate worth a line, with what it was ranked by."""
+
+    rank: float
+    doc: Doc
+    evidence: Evidence
+    confidence: float
+    similarity: float | None
+    """None: the vector lane did not find it."""
+    features: dict[str, float]
+    entities: tuple[str, ...]
+    """The query's entities it names or that said it, as ``Hit.entities`` shows them."""
+
+
+class Named(NamedTuple):
+    """What the store knows of a candidate and the entities the query names."""
+
+    said_by: Mapping[int, Sequence[str]]
+    """Event id → the query's people who said it."""
+    names: Mapping[int, Sequence[str]]
+    """Event id → the query's other entities it names."""
+
+
+NOBODY: Final = Named({}, {})
 
 
 def pool_size(limit: int) -> int:
@@ -66,51 +92,73 @@ def shortlist(fused: Mapping[int, float], limit: int) -> list[int]:
 def weigh(
     candidates: Sequence[int],
     docs: Mapping[int, Doc],
-    fused: Mapping[int, float],
+    ranked: Mapping[str, Sequence[int]],
     similarity: Mapping[int, float],
-    hybrid: bool,
     query: Query,
     now: float,
     config: RetrievalConfig,
+    named: Named = NOBODY,
 ) -> list[Scored]:
-    """The candidates with any evidence, scored (``rank.score``), the best first.
-
-    ``hybrid``: the vector lane ran, so a candidate it did not find has no similarity to
-    speak for it (rather than an unknown one)."""
+    """The candidates with any evidence, with their features and confidence (``model.py``),
+    best first: confidence, then a few percent for recency, importance and graduation."""
     matcher = Matcher(query)
+    positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
     scored: list[Scored] = []
     for event_id in candidates:
         doc = docs.get(event_id)
         if doc is None:  # deleted between the lanes and now
             continue
-        evidence = matcher.evidence(f"{doc.title}\n{doc.text}")
+        own = own_words(doc)
+        evidence = matcher.evidence(own)
         sim = similarity.get(event_id)
-        sure = confidence(evidence.coverage, sim if hybrid else None, penalty(doc.text or doc.title))
-        if not evidence.matched and sure == 0:
-            continue  # a weak neighbour with none of the words: not worth a line
-        rank = score(
-            sure,
-            fused[event_id],
-            phrase=evidence.phrase,
-            age_days=(now - doc.client_ts) / 86400,
-            importance=doc.importance,
-            half_life_days=config.recency_half_life_days,
-            level=doc.level,
-        )
-        scored.append((rank, doc, evidence, sure, sim))
-    scored.sort(key=lambda item: -item[0])
+        said, names = named.said_by.get(event_id, ()), named.names.get(event_id, ())
+        lanes = {lane: where[event_id] for lane, where in positions.items() if event_id in where}
+        if not evidence.matched and sim is None and not said and not names and "context" not in lanes:
+            continue  # found by nothing that speaks for it: not worth a line
+        features = {
+            "keyword": lane_score(lanes.get("keyword")),
+            "context": lane_score(lanes.get("context")),
+            "vector": lane_score(lanes.get("vector")),
+            "cjk": max(lane_score(lanes.get("trigram")), lane_score(lanes.get("substring"))),
+            "entity": lane_score(lanes.get("entity")),
+            "similarity": round(sim or 0.0, 4),
+            "coverage": round(evidence.coverage, 4),
+            "complete": float(evidence.phrase or evidence.coverage >= 1.0),
+            "said_by": float(bool(said)),
+            "names": float(bool(names)),
+            "substance": round(substance(content_words(own)), 4),
+        }
+        sure = round(probability(score(features)) * penalty(doc.text or doc.title), 4)
+        rank = boosted(sure, (now - doc.client_ts) / 86400, doc.importance, config.recency_half_life_days, doc.level)
+        entities = (*(f"said by {who}" for who in said), *names)
+        scored.append(Scored(rank, doc, evidence, sure, sim, features, entities))
+    scored.sort(key=lambda item: -item.rank)
     return scored
+
+
+def own_words(doc: Doc) -> str:
+    """What an event says itself: its text without a speaker's ``Name:`` (who said it is a
+    feature of its own); a tool's title too (``Bash: pytest -x``), not a turn's (its first line)."""
+    text = doc.text or doc.title
+    if (who := speaker(text)) is not None:
+        text = text.split(":", 1)[1] if text.lstrip().startswith(who) else text
+    return text if doc.kind in ("prompt", "assistant") else f"{doc.title}\n{text}"
+
+
+def content_words(text: str) -> int:
+    """Words of ``text`` that carry content (not function words), the first 2,000 characters'."""
+    return sum(1 for word in tokens(text[:2000]) if word not in STOP_EN and not word.isdigit())
 
 
 def in_context_last(scored: list[Scored], session: str, start: int) -> list[Scored]:
     """``scored`` with ``session``'s events after ``start`` (its context since its last
     compaction: the agent has them already) moved after all others, order kept otherwise."""
-    return sorted(scored, key=lambda item: item[1].session_id == session and item[1].id > start)
+    return sorted(scored, key=lambda item: item.doc.session_id == session and item.doc.id > start)
 
 
 def one_per_session(scored: list[Scored]) -> list[Scored]:
     """``scored`` with only the better-ranked digest of each session (``rank.one_digest_per_session``)."""
-    keep = one_digest_per_session([(doc.kind, doc.session_id) for _, doc, *_ in scored])
+    keep = one_digest_per_session([(item.doc.kind, item.doc.session_id) for item in scored])
     return [item for item, kept in zip(scored, keep, strict=True) if kept]
 
 
@@ -137,8 +185,10 @@ def to_hits(
             lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
             matched=list(evidence.matched),
             similarity=sim,
+            entities=list(entities),
+            features=features,
             summary=summary(doc.kind, doc.title, doc.text),
             tokens=detail_tokens(doc.kind, doc.title, doc.text, doc.project, files_of(parse_meta(doc.meta))),
         )
-        for rank, doc, evidence, sure, sim in scored[:limit]
+        for rank, doc, evidence, sure, sim, features, entities in scored[:limit]
     ]

@@ -18,7 +18,7 @@ from ..protocol import Detail, Entry, TimelineResult
 from ..store.layers import EventRow, event_id_of_cite, event_rows, known_event, neighbour_cite, neighbours
 from .digest import files_of, preview
 
-__all__ = ["MAX_WINDOW", "details", "resolve", "resolve_all", "timeline"]
+__all__ = ["MAX_WINDOW", "details", "entry", "resolve", "resolve_all", "timeline"]
 
 MAX_WINDOW: Final = 50
 """Most events a timeline shows on either side of its target."""
@@ -40,7 +40,8 @@ def resolve_all(conn: sqlite3.Connection, refs: Sequence[str]) -> list[int | Non
     return [resolve(conn, ref) for ref in refs]
 
 
-def _entry(row: EventRow, target: bool = False) -> Entry:
+def entry(row: EventRow, target: bool = False) -> Entry:
+    """A timeline line of an event."""
     return Entry(
         id=row.id,
         cite=row.cite or "",
@@ -62,12 +63,12 @@ def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -
     if not found:
         return None
     row = found[0]
-    target = _entry(row, target=True)
+    target = entry(row, target=True)
     if row.session_id is None:
         return TimelineResult(target=target, session_id=None, entries=[target])
     before, after = max(0, min(MAX_WINDOW, before)), max(0, min(MAX_WINDOW, after))
     earlier, later = neighbours(conn, row.session_id, event_id, before, after)
-    entries = [_entry(r) for r in earlier] + [target] + [_entry(r) for r in later]
+    entries = [entry(r) for r in earlier] + [target] + [entry(r) for r in later]
     return TimelineResult(target=target, session_id=row.session_id, entries=entries)
 
 

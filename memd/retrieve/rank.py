@@ -1,34 +1,25 @@
-"""Rank fusion and calibrated confidence: pure functions, no IO.
+"""Rank fusion, evidence and the order of hits: pure functions, no IO.
 
-**Fusion.** Each lane (keyword, trigram, substring, vector) ranks its candidates; a
-candidate's fused score is reciprocal rank fusion, ``sum(1 / (k + rank))`` over the
-lanes that found it (k = 60), normalized by the score of a candidate ranked first in
-every lane that ran.  Ranks, not raw scores, are fused: BM25 and cosine live on
-different scales, and a sign error in one of them cannot silently invert the order.
+**Fusion.** Each lane (keyword, trigram, substring, context, entity, vector) ranks its
+candidates; a candidate's fused score is weighted reciprocal rank fusion,
+``sum(w / (k + rank))`` over the lanes that found it (k = 60), normalized by the score of a
+candidate ranked first in every lane that ran.  Ranks, not raw scores, are fused: BM25 and
+cosine live on different scales.  Fusion only decides which candidates are weighed (the
+shortlist); their order is their confidence.
 
-**Confidence** is a per-hit estimate in [0, 1] of "this memory is about the query",
-meant to be comparable across queries (the next layer injects only confident hits):
+**Evidence** (``Matcher``): the share of the query's concepts an event holds (a concept is a
+word with its translations; found = a word of the event starts with its stem), and whether it
+holds the whole query as a phrase.
 
-    lexical   L = share of the query's concepts found in the hit (a concept is a word
-                  with its translations; found = a word of the hit starts with its stem);
-                  1.0 when the whole query appears as a phrase
-    semantic  S = cosine similarity of query and hit, when the vector lane ran
-    c_L = 0.9 · L^1.5            (half the words → 0.32; all → 0.9)
-    c_S = 0.9 · clip((S - 0.25) / 0.45, 0, 1)   (0.25 is unrelated text for MiniLM, 0.7 a paraphrase)
-    confidence = (1 - (1 - c_L)(1 - c_S)) · penalty     (noisy-OR: either kind of evidence counts,
-                                                         both together count more)
+**Confidence** is a fitted probability that the hit is the query's evidence
+(``memd.retrieve.model``), multiplied by ``penalty``: 0.4 for a memory that declares itself
+obsolete or stale, and for compaction boilerplate (handoff headers, "continued from a previous
+conversation"): such text matches many queries but is never current, so it stays searchable
+while its confidence stays low.
 
-``penalty`` is 0.4 for a memory that declares itself obsolete or stale, and for
-compaction boilerplate (handoff headers, "continued from a previous conversation"):
-such text matches many queries but is never current, so it stays searchable while
-its confidence can never reach the 0.45 threshold.  The calibration
-(``tests/test_golden.py`` and ``bench/retrieval.py``) puts the no-match traps of the
-golden sets below ``min_confidence`` = 0.45 and their expected hits above it.
-
-**Order.** score = (0.8 · confidence + 0.2 · fused + 0.1 · phrase) · (1 + 0.05 · recency + 0.03 · importance
-+ 0.03 · level), recency = 2^(-age / half-life), importance and graduation level in [0, 1].  Boosts are a few percent:
-they break near-ties and never lift a hit over one with clearly better evidence, so
-an exact match is never buried by a fresher partial one.
+**Order.** ``boosted``: confidence · (1 + 0.05 · recency + 0.03 · importance + 0.03 · level),
+recency = 2^(-age / half-life), importance and graduation level in [0, 1].  Boosts are a few
+percent: they break near-ties and never lift a hit over one with clearly better evidence.
 
 **One digest per session.** A session's summary and its snapshot tell the same story
 from two angles; in a result list only the better-ranked of them takes a place.
@@ -46,20 +37,14 @@ from ..query import Query, has_cjk, stem
 __all__ = [
     "Evidence",
     "Matcher",
-    "confidence",
+    "boosted",
     "fuse",
     "one_digest_per_session",
     "penalty",
-    "score",
     "snippet",
 ]
 
-LEXICAL_WEIGHT: Final = 0.9
-SEMANTIC_FLOOR: Final = 0.25
-SEMANTIC_SPAN: Final = 0.45
 STALE_PENALTY: Final = 0.4
-PHRASE_BONUS: Final = 0.1
-"""Added to the score of a hit containing the query as a phrase: twice what recency can add."""
 
 _STALE = re.compile(
     r"^\W*(?:obsolete|outdated|superseded|stale)\b"
@@ -142,29 +127,12 @@ def penalty(text: str) -> float:
     return STALE_PENALTY if _NOISE.search(head) or _STALE.search(head) else 1.0
 
 
-def confidence(coverage: float, similarity: float | None, factor: float = 1.0) -> float:
-    lexical = LEXICAL_WEIGHT * coverage**1.5
-    semantic = 0.0
-    if similarity is not None:
-        semantic = LEXICAL_WEIGHT * min(1.0, max(0.0, (similarity - SEMANTIC_FLOOR) / SEMANTIC_SPAN))
-    return round(float((1 - (1 - lexical) * (1 - semantic)) * factor), 4)
-
-
-def score(
-    confidence: float,
-    fused: float,
-    *,
-    phrase: bool,
-    age_days: float,
-    importance: int,
-    half_life_days: float,
-    level: int = 0,
-) -> float:
+def boosted(confidence: float, age_days: float, importance: int, half_life_days: float, level: int = 0) -> float:
+    """The order of hits: ``confidence`` lifted a few percent by recency, importance and level."""
     recency = math.pow(2.0, -max(0.0, age_days) / half_life_days)
     weight = min(max(importance, 0), 4) / 4
     graduated = min(max(level, 0), 4) / 4
-    boost = 1 + 0.05 * recency + 0.03 * weight + 0.03 * graduated
-    return (0.8 * confidence + 0.2 * fused + PHRASE_BONUS * phrase) * boost
+    return confidence * (1 + 0.05 * recency + 0.03 * weight + 0.03 * graduated)
 
 
 SESSION_DIGESTS: Final = frozenset({"session_summary", "snapshot"})

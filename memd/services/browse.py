@@ -1,4 +1,5 @@
-"""Reading the log back: ``memctl history``, ``search`` and smart search, their limits clamped.
+"""Reading the log back: ``memctl history``, ``search``, smart search and ``entities``, their limits
+clamped.
 
 A client may ask for any number of results; the daemon answers at most ``MAX_LIMIT`` (and at
 least one), so that one request cannot make it read the whole store into a reply.
@@ -6,7 +7,8 @@ least one), so that one request cannot make it read the whole store into a reply
 
 from __future__ import annotations
 
-from ..protocol import Events, History, Search, SearchResults, SmartResults, SmartSearch
+from ..protocol import Entities, EntitiesResult, Events, History, Search, SearchResults, SmartResults, SmartSearch
+from ..retrieve.entity_view import details, most_mentioned
 from ..store import Store, queries
 from .recall import Recall
 from .search import Retriever
@@ -46,3 +48,18 @@ class Browse:
     async def smart_search(self, request: SmartSearch) -> SmartResults:
         request.limit = clamp(request.limit)
         return await self.recall.lookups.smart(request)
+
+    async def entities(self, request: Entities) -> EntitiesResult:
+        """The most mentioned entities, or every entity known by ``request.name``, in the scope."""
+        scope, project_id, missing = await self.retriever.scope(request)
+        reply = EntitiesResult(scope=scope)
+        limit = clamp(request.limit)
+        if missing:
+            reply.notice = missing
+        elif request.name:
+            reply.details = await self.store.readers.run(details, request.name, request.kind, limit, project_id)
+            if not reply.details:
+                reply.notice = f"no entity called {request.name!r} in {scope or 'any project'}"
+        else:
+            reply.entities = await self.store.readers.run(most_mentioned, request.kind, limit, project_id)
+        return reply

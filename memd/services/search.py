@@ -14,23 +14,34 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Sequence
+from typing import Final
 
 import anyio
 
 from ..capture.project import project_root
 from ..config import RetrievalConfig
-from ..protocol import Hit, Search, SearchResults
+from ..protocol import Entities, Hit, Search, SearchResults
 from ..query import Query, compile_query
-from ..retrieve.hits import close_neighbors, in_context_last, one_per_session, pool_size, shortlist, to_hits, weigh
+from ..retrieve.hits import (
+    NOBODY,
+    Named,
+    close_neighbors,
+    in_context_last,
+    one_per_session,
+    pool_size,
+    shortlist,
+    to_hits,
+    weigh,
+)
 from ..retrieve.rank import fuse
-from ..store import Readers, lanes, layers
+from ..store import Readers, entities, lanes, layers
 from ..store.lanes import Filters
 from ..store.projects import find_project, local_project
 from .indexer import Indexer
 
 __all__ = ["LANES", "Retriever", "lexical_lanes"]
 
-LANES = ("keyword", "trigram", "substring", "vector")
+LANES = ("keyword", "trigram", "substring", "context", "entity", "vector")
 
 
 class Retriever:
@@ -47,7 +58,7 @@ class Retriever:
 
     async def search(self, request: Search) -> SearchResults:
         query = compile_query(request.query)
-        scope, project_id, missing = await self._scope(request)
+        scope, project_id, missing = await self.scope(request)
         reply = SearchResults(query=request.query, results=[], scope=scope, mode="none")
         if missing:
             reply.notice = missing
@@ -66,6 +77,7 @@ class Retriever:
             path=request.path,
             since=request.since,
             until=request.until,
+            entity=request.entity,
         )
         # The caller's own recent events are in its context: they rank last (not when it asked for them).
         in_context = request.caller if request.caller and request.caller != request.session else None
@@ -92,10 +104,13 @@ class Retriever:
         pool = pool_size(limit)
         wanted = frozenset(lanes_wanted or LANES)
         ranked: dict[str, list[int]] = {}
+        named: list[entities.Named] = []
         neighbors: list[tuple[int, float]] | None = None
 
         async def lexical() -> None:
-            ranked.update(await self.readers.run(lexical_lanes, query, filters, pool, wanted, self._frequencies))
+            found, entity_ids = await self.readers.run(lexical_lanes, query, filters, pool, wanted, self._frequencies)
+            ranked.update(found)
+            named.extend(entity_ids)
 
         async def semantic() -> None:
             nonlocal neighbors
@@ -109,7 +124,9 @@ class Retriever:
         mode = "hybrid" if neighbors is not None else "keyword"
         notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
         # One thread hop for the rest: vector keys to events, documents, evidence.
-        hits = await self.readers.run(_rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context)
+        hits = await self.readers.run(
+            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named
+        )
         return mode, notice, hits
 
     async def project(self, cwd: str) -> tuple[str, int | None]:
@@ -130,7 +147,7 @@ class Retriever:
         self._links += 1
         self._project_ids.clear()
 
-    async def _scope(self, request: Search) -> tuple[str | None, int | None, str]:
+    async def scope(self, request: Search | Entities) -> tuple[str | None, int | None, str]:
         """(project root searched or None for all, its id, a notice if it has no events)."""
         if request.all_projects:
             return None, None, ""
@@ -165,6 +182,7 @@ def _rank(
     pool: int,
     config: RetrievalConfig,
     in_context: str | None = None,
+    named: Sequence[entities.Named] = (),
 ) -> list[Hit]:
     """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits
     (``memd.retrieve.hits``; the reads they need, on one connection)."""
@@ -177,10 +195,32 @@ def _rank(
     candidates = shortlist(fused, limit)
     docs = lanes.docs(conn, candidates)
     citations = layers.cites(conn, candidates)
-    scored = weigh(candidates, docs, fused, similarity, neighbors is not None, query, time.time(), config)
+    scored = weigh(candidates, docs, ranked, similarity, query, time.time(), config, _who(conn, candidates, named))
     if in_context is not None:
         scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
     return to_hits(one_per_session(scored), citations, ranked, limit)
+
+
+def _who(conn: sqlite3.Connection, candidates: Sequence[int], named: Sequence[entities.Named]) -> Named:
+    """Which candidates were said by, or name, the entities the query names."""
+    if not named:
+        return NOBODY
+    by_id = {entity.id: entity for entity in named}
+    said: dict[int, list[str]] = {}
+    names: dict[int, list[str]] = {}
+    for event_id, found in entities.mentions(conn, candidates, list(by_id)).items():
+        for entity_id, role in found:
+            entity = by_id[entity_id]
+            if role in ("speaker", "author"):
+                said.setdefault(event_id, []).append(entity.name)
+            elif entity.kind not in ("person", "name") or entity.name not in said.get(event_id, ()):
+                names.setdefault(event_id, []).append(entity.name)
+    return Named(said, names)
+
+
+ENTITY_LANE_MAX: Final = 200
+"""Events an entity may be named in for the entity lane to list them: a rarer entity picks its
+events out; a common one (a person in every turn of a chat) only says who, through ``said_by``."""
 
 
 def lexical_lanes(
@@ -190,13 +230,22 @@ def lexical_lanes(
     pool: int,
     wanted: frozenset[str],
     frequencies: lanes.Frequencies,
-) -> dict[str, list[int]]:
-    """The lexical lanes ``wanted``, each its ranked event ids (``pool`` at most)."""
+) -> tuple[dict[str, list[int]], list[entities.Named]]:
+    """The lexical lanes ``wanted``, each its ranked event ids (``pool`` at most), and the
+    entities the query names."""
     found = {}
+    named = entities.named(conn, [group[0] for group in query.groups], query.text)
     if "keyword" in wanted:
         found["keyword"] = lanes.keyword(conn, query, filters, pool, frequencies)
+    if "context" in wanted:
+        found["context"] = lanes.context(conn, query, filters, pool, frequencies)
+    if "entity" in wanted:
+        rare = [
+            entity.id for entity in named if entities.mentioned(conn, entity.id, ENTITY_LANE_MAX + 1) <= ENTITY_LANE_MAX
+        ]
+        found["entity"] = lanes.entity(conn, rare, filters, pool)
     if "trigram" in wanted:
         found["trigram"] = lanes.trigram(conn, query, filters, pool)
     if "substring" in wanted:
         found["substring"] = lanes.substring(conn, query, filters, pool)
-    return found
+    return found, named

@@ -20,6 +20,8 @@ from ..capture.snapshot import plain, take
 from ..capture.summary import SummaryRow, summarize
 from ..cite import citation_id
 from ..query import has_cjk
+from .entities import record as record_entities
+from .neighbours import link as link_neighbours
 from .schema import CITATION_ATTEMPTS
 from .state import session_rows
 from .tasks import apply as apply_task_state
@@ -74,6 +76,9 @@ def insert_event(
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (key,)).fetchone()
         return Committed(existing, duplicate=True)
     assign_citation(conn, row[0], new=True)
+    if derive:
+        link_neighbours(conn, row[0], event.session_id, event.kind)
+        record_entities(conn, row[0], event.kind, event.tool, event.text, event.meta, event.session_id)
     if derive and event.kind == "task_state":
         apply_task_state(conn, row[0], row[1], event.session_id, json.loads(event.meta), event.client_ts)
     if event.session_id:

@@ -1,6 +1,8 @@
 """The search lanes: SQL over one read connection, each returning ranked event ids.
 
     keyword    events_fts (porter + unicode61): every concept (AND), then any (OR)
+    context    events_ctx: each event's words with its neighbours' (any rare concept, BM25)
+    entity     events that mention an entity the query names (newest first)
     trigram    events_cjk: CJK tokens of 3+ characters, inside words ('검색을' for 검색어...)
     substring  events_cjk LIKE: 1-2 character CJK tokens (2-syllable Korean words), recent rows
     vector     nearest stored vectors (the indexer searches, this maps keys to events)
@@ -41,8 +43,10 @@ __all__ = [
     "Doc",
     "Filters",
     "Frequencies",
+    "context",
     "context_start",
     "docs",
+    "entity",
     "keyword",
     "substring",
     "trigram",
@@ -53,6 +57,10 @@ RANK_CAP: Final = 500
 """Most rows one expression ranks with BM25 (~2 ms: ~4 µs a row with its filter lookup)."""
 TOP_UP_CAP: Final = 4 * RANK_CAP
 """Most further matches walked (newest first) to fill up a filtered result."""
+CONTEXT_WEIGHTS: Final = (1.0, 0.5)
+"""BM25 weights of an event's own words and its neighbours' in the context lane."""
+CONTEXT_SPREAD: Final = 3
+"""A word's rows in ``events_ctx`` per row of ``events_fts``: its own and two neighbours'."""
 SUBSTRING_WINDOW: Final = 50_000
 """Newest CJK rows a LIKE scan looks at: substring search is a scan, so it is bounded."""
 UNKNOWN: Final = 1 << 62
@@ -74,6 +82,8 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     min_importance: int | None = None
     not_session: str | None = None
     """Leave out this session's events (what an agent's context already holds)."""
+    entity: str | None = None
+    """Only events that name an entity known by this alias (``memd.store.entities``)."""
 
     def sql(self) -> tuple[str, list[object]]:
         """``AND ...`` clauses over ``events e`` and their arguments."""
@@ -95,6 +105,12 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
         if self.kinds:
             clauses.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
             args += self.kinds
+        if self.entity:
+            clauses.append(
+                "e.id IN (SELECT m.event_id FROM entity_aliases a JOIN mentions m ON m.entity_id = a.entity_id"
+                " WHERE a.alias = ?)"
+            )
+            args.append(self.entity.strip().lower())
         if self.path:
             pattern = "%" + _escape_like(self.path) + "%"
             clauses.append("(e.meta LIKE ? ESCAPE '\\' OR e.title LIKE ? ESCAPE '\\')")
@@ -106,7 +122,10 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _ranked(conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int) -> list[int]:
+def _ranked(
+    conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int,
+    weights: tuple[float, float] = (2.0, 1.0),
+) -> list[int]:  # fmt: skip
     """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
 
     ``estimate`` is an upper bound of the rows ``match`` finds: up to RANK_CAP they are
@@ -126,7 +145,8 @@ def _ranked(conn: sqlite3.Connection, table: str, match: str, estimate: int, fil
         row[0]
         for row in conn.execute(
             f"SELECT f.rowid FROM {table} f CROSS JOIN events e ON e.id = f.rowid"
-            f" WHERE {table} MATCH ? AND f.rowid >= ?{where} ORDER BY bm25({table}, 2.0, 1.0) LIMIT ?",
+            f" WHERE {table} MATCH ? AND f.rowid >= ?{where}"
+            f" ORDER BY bm25({table}, {float(weights[0])}, {float(weights[1])}) LIMIT ?",
             [match, floor, *args, limit],
         )
     ]
@@ -205,6 +225,35 @@ def keyword(
         more = _ranked(conn, "events_fts", any_of, sum(n for _, n in rare), filters, limit)
         found += [event_id for event_id in more if event_id not in seen][: limit - len(found)]
     return found
+
+
+def context(
+    conn: sqlite3.Connection, query: Query, filters: Filters, limit: int, frequency: Frequencies | None = None
+) -> list[int]:
+    """The context lane: events whose own words with their neighbours' (``events_ctx``, see
+    ``memd.store.neighbours``) hold the query's rarer concepts, by BM25 (own words count more)."""
+    if not query.groups:
+        return []
+    frequency = frequency or Frequencies(ttl=0)
+    counts = [sum(frequency.of(conn, list(group))) for group in query.groups]
+    pairs = list(zip(query.groups, counts, strict=True))
+    rare = [(group, n) for group, n in pairs if n <= RANK_CAP] or pairs
+    any_of = match_expression([group for group, _ in rare], operator="OR", prefix_last=False)
+    estimate = CONTEXT_SPREAD * sum(n for _, n in rare)
+    return _ranked(conn, "events_ctx", any_of, estimate, filters, limit, CONTEXT_WEIGHTS)
+
+
+def entity(conn: sqlite3.Connection, entities: Sequence[int], filters: Filters, limit: int) -> list[int]:
+    """The entity lane: the newest events (within ``filters``) that mention any of ``entities``."""
+    if not entities:
+        return []
+    where, args = filters.sql()
+    rows = conn.execute(
+        f"SELECT DISTINCT m.event_id FROM mentions m CROSS JOIN events e ON e.id = m.event_id"
+        f" WHERE m.entity_id IN ({','.join('?' * len(entities))}){where} ORDER BY m.event_id DESC LIMIT ?",
+        [*entities, *args, limit],
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 def trigram(conn: sqlite3.Connection, query: Query, filters: Filters, limit: int) -> list[int]:

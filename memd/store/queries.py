@@ -36,7 +36,7 @@ __all__ = [
     "top_projects",
 ]
 
-KEYWORD_INDEXES: Final = {"keyword_index": "events_fts", "trigram_index": "events_cjk"}
+KEYWORD_INDEXES: Final = {"keyword_index": "events_fts", "trigram_index": "events_cjk", "context_index": "events_ctx"}
 """The FTS5 tables ``memctl stats`` sizes, by the name it reports them under."""
 
 
@@ -125,7 +125,7 @@ def index_bytes(conn: sqlite3.Connection, table: str, *, dbstat: bool = True) ->
 
 
 def storage(conn: sqlite3.Connection, database: str, index_dir: str | None) -> StorageSizes:
-    """Bytes on disk: the database and its WAL, both keyword indexes, the vector index files
+    """Bytes on disk: the database and its WAL, the keyword indexes, the vector index files
     in ``index_dir``."""
     try:
         indexes = {name: index_bytes(conn, table) for name, table in KEYWORD_INDEXES.items()}
@@ -139,6 +139,7 @@ def storage(conn: sqlite3.Connection, database: str, index_dir: str | None) -> S
         wal=_size(database + "-wal"),
         keyword_index=indexes["keyword_index"],
         trigram_index=indexes["trigram_index"],
+        context_index=indexes["context_index"],
         vector_index=sum(_size(path) for path in vector_files),
         measured=measured,
     )

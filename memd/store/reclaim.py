@@ -44,7 +44,7 @@ VACUUM_PAGES: Final = 8192
 """Free pages one incremental-vacuum step gives back (32 MB; ~0.25 s here)."""
 MAX_MERGE_STEPS: Final = 100_000
 """A merge step that never reports done (it always does) still ends."""
-KEYWORD_INDEXES: Final = ("events_fts", "events_cjk")
+KEYWORD_INDEXES: Final = ("events_fts", "events_cjk", "events_ctx")
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..capture.events import DERIVED_KINDS
+from .entities import refresh as refresh_entities
 from .events import count_redactions, refresh_snapshot, refresh_summary
 from .forget import record
 from .reclaim import immediate, zeroing
@@ -106,6 +107,7 @@ def rewrite(conn: sqlite3.Connection, batch: Sequence[Rewrite], now: float) -> R
                 deleted = conn.execute("DELETE FROM vectors WHERE event_id = ? RETURNING id", (old.id,))
                 keys += [row[0] for row in deleted]
             conn.execute("UPDATE events SET meta = ?, payload = ? WHERE id = ?", (item.meta, item.payload, old.id))
+            refresh_entities(conn, old.id)  # what it names now, without the secret
             if old.kind not in DERIVED_KINDS and old.session_id is not None:
                 sessions.add(old.session_id)
             if old.kind == "task_state":

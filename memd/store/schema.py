@@ -20,6 +20,8 @@ from typing import Final, NamedTuple
 
 from ..capture.project import project_key
 from ..cite import citation_id
+from .entities import backfill as backfill_entities
+from .neighbours import backfill as backfill_neighbours
 from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
@@ -78,6 +80,21 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
     ``memctl project link`` merges them."""
     for project_id, root in conn.execute("SELECT id, root FROM projects ORDER BY id").fetchall():
         conn.execute("UPDATE OR IGNORE projects SET key = ? WHERE id = ?", (project_key(root), project_id))
+
+
+_OWN = "substr(CASE WHEN e.text = '' THEN e.title ELSE e.text END, 1, 600)"
+_CONTEXT_ROW = (
+    f"new.event_id, (SELECT {_OWN} FROM events e WHERE e.id = new.event_id),"
+    f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = new.before_id), '') || char(10) ||"
+    f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = new.after_id), '')"
+)
+"""An ``events_ctx`` row from its ``event_links`` row: the first 600 characters of the event
+and of each neighbour (a neighbour's gist is in its opening; a long one would drown the event)."""
+
+
+def _backfill_neighbours_and_entities(conn: sqlite3.Connection) -> None:
+    backfill_neighbours(conn)
+    backfill_entities(conn)
 
 
 class Migration(NamedTuple):
@@ -647,6 +664,97 @@ MIGRATIONS: Final = (
         );
         """,
     ),
+    Migration(
+        14,
+        "retrieval: each event read with its neighbours; the entities events name",
+        f"""
+        -- memd.store.neighbours.  What surrounds an event in its session: for a turn (a prompt
+        -- or a reply) the turn before and the turn after, for what a turn set off (a tool call,
+        -- its error, a task) the prompt that led to it.  event_links is the truth; events_ctx,
+        -- the keyword index of an event's own words (own) with its neighbours' (around), follows
+        -- it by trigger, so a neighbour forgotten or redacted leaves no word behind.
+        CREATE TABLE event_links (
+            event_id  INTEGER PRIMARY KEY,
+            before_id INTEGER,
+            after_id  INTEGER
+        );
+        CREATE INDEX event_links_by_before ON event_links(before_id) WHERE before_id IS NOT NULL;
+        CREATE INDEX event_links_by_after ON event_links(after_id) WHERE after_id IS NOT NULL;
+        CREATE INDEX events_turns ON events(session_id, id) WHERE kind IN ('prompt', 'assistant');
+        CREATE VIRTUAL TABLE events_ctx USING fts5(own, around, tokenize='{TOKENIZER}');
+        CREATE TRIGGER event_links_insert AFTER INSERT ON event_links
+        BEGIN
+            INSERT INTO events_ctx(rowid, own, around) VALUES ({_CONTEXT_ROW});
+        END;
+        CREATE TRIGGER event_links_update AFTER UPDATE ON event_links
+        BEGIN
+            DELETE FROM events_ctx WHERE rowid = old.event_id;
+            INSERT INTO events_ctx(rowid, own, around) VALUES ({_CONTEXT_ROW});
+        END;
+        CREATE TRIGGER event_links_delete AFTER DELETE ON event_links
+        BEGIN
+            DELETE FROM events_ctx WHERE rowid = old.event_id;
+        END;
+        CREATE TRIGGER events_links_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM event_links WHERE event_id = old.id;
+            UPDATE event_links SET before_id = NULL WHERE before_id = old.id;
+            UPDATE event_links SET after_id = NULL WHERE after_id = old.id;
+        END;
+        CREATE TRIGGER events_links_text AFTER UPDATE OF title, text ON events
+        BEGIN
+            UPDATE event_links SET before_id = before_id
+            WHERE event_id = new.id OR before_id = new.id OR after_id = new.id;
+        END;
+
+        -- memd.store.entities (memd.capture.entities finds them).  An entity lives while an
+        -- event mentions it: forgetting its last event forgets it, its aliases and its edges.
+        CREATE TABLE entities (
+            id    INTEGER PRIMARY KEY,
+            kind  TEXT NOT NULL,
+            name  TEXT NOT NULL,
+            UNIQUE (kind, name)
+        );
+        CREATE TABLE entity_aliases (
+            alias     TEXT NOT NULL,
+            entity_id INTEGER NOT NULL,
+            PRIMARY KEY (alias, entity_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX entity_aliases_by_entity ON entity_aliases(entity_id);
+        CREATE TABLE mentions (
+            event_id  INTEGER NOT NULL,
+            entity_id INTEGER NOT NULL,
+            role      TEXT NOT NULL,      -- speaker | author | mention
+            PRIMARY KEY (event_id, entity_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX mentions_by_entity ON mentions(entity_id, event_id);
+        -- Two entities seen together, with the event that says so: named in one event
+        -- ('with'), a test and the file it tests ('tests'), an error and an edit made after it
+        -- in its session ('fix').
+        CREATE TABLE entity_edges (
+            a        INTEGER NOT NULL,
+            b        INTEGER NOT NULL,
+            kind     TEXT NOT NULL,
+            event_id INTEGER NOT NULL,
+            PRIMARY KEY (a, b, kind, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX entity_edges_by_b ON entity_edges(b);
+        CREATE INDEX entity_edges_by_event ON entity_edges(event_id);
+        CREATE TRIGGER events_entities_delete AFTER DELETE ON events
+        BEGIN
+            DELETE FROM mentions WHERE event_id = old.id;
+            DELETE FROM entity_edges WHERE event_id = old.id;
+        END;
+        CREATE TRIGGER mentions_delete AFTER DELETE ON mentions
+        WHEN NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = old.entity_id)
+        BEGIN
+            DELETE FROM entity_edges WHERE a = old.entity_id OR b = old.entity_id;
+            DELETE FROM entity_aliases WHERE entity_id = old.entity_id;
+            DELETE FROM entities WHERE id = old.entity_id;
+        END;
+        """,
+        then=_backfill_neighbours_and_entities,
+    ),
 )
 
 
@@ -685,12 +793,15 @@ def migrate(conn: sqlite3.Connection) -> list[Migration]:
 
 
 def rebuild_keyword_indexes(conn: sqlite3.Connection) -> int:
-    """Recreate both keyword indexes from the event log (one transaction); return the rows indexed."""
+    """Recreate the keyword indexes from the event log and its links (one transaction); return
+    the rows indexed."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("INSERT INTO events_fts(events_fts) VALUES ('rebuild')")
         conn.execute("DELETE FROM events_cjk")
         conn.execute("INSERT INTO events_cjk(rowid, title, text) SELECT id, title, text FROM events WHERE cjk")
+        conn.execute("DELETE FROM events_ctx")
+        conn.execute(f"INSERT INTO events_ctx(rowid, own, around) SELECT {_CONTEXT_ROW} FROM event_links new")
         rows = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
         conn.execute("COMMIT")
     except BaseException:

@@ -1,0 +1,201 @@
+"""Fit memd's ranking and confidence (``memd/retrieve/model.py``) on the tuning parts of the evaluation sets.
+
+    .venv/bin/python bench/eval_set.py --dump /tmp/tuning.json                          # candidates
+    .venv/bin/python bench/eval_set.py --dump /tmp/untouched.json --dump-part untouched  # to check on
+    .venv/bin/python bench/fit.py /tmp/tuning.json --check /tmp/untouched.json [--write]
+
+Every candidate a search shortlisted for a tuning question (``bench/eval_set.py --dump``) comes
+with its features (``Hit.features``) and whether it is the question's evidence.  Two fits:
+
+1. **the order**: a listwise softmax model (each question's evidence against the other
+   candidates of its list), L2-regularized, by Newton's method with a line search; each set
+   weighs the same in all (its questions equally), so the larger coding set does not decide alone;
+2. **the confidence**: a logistic regression of "is evidence" on that score (Platt scaling), over
+   every candidate of every question, no-match traps included.
+
+It prints the weights, each set's recall@5 in the fitted order against the order the dump was
+made with, the reliability table (confidence bin, hits, mean confidence, share that were
+evidence: a calibrated model's two columns agree) and where the traps' best hits fall, for the
+tuning parts and, apart, the untouched ones.  ``--write`` replaces the fitted block of
+``memd/retrieve/model.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memd.retrieve.model import FEATURES
+
+MODEL = Path(__file__).resolve().parent.parent / "memd" / "retrieve" / "model.py"
+L2 = 0.002
+"""Ridge penalty on the weights, against each set's total weight of 1."""
+UNFITTED = {"cjk": "context"}
+"""Features no set exercises, and the fitted weight each takes (``model.py`` says why)."""
+BINS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+FITTED = [name for name in FEATURES if name not in UNFITTED]
+
+Question = tuple[np.ndarray, np.ndarray, str, bool]
+"""A question's candidates' features (FITTED columns), their labels, its set, whether it is a trap."""
+
+
+def questions(dump: list[dict[str, Any]]) -> list[Question]:
+    found = []
+    for q in dump:
+        expected = set(q["expected"])
+        x = np.array([[h["features"].get(name, 0.0) for name in FITTED] for h in q["hits"]]).reshape(-1, len(FITTED))
+        y = np.array([float(h["memory"] in expected) for h in q["hits"]])
+        found.append((x, y, q["set"], q["expectation"] == "no_match"))
+    return found
+
+
+def fit_order(data: list[Question], l2: float = L2) -> np.ndarray:
+    """Listwise softmax weights: maximize each question's probability mass on its evidence."""
+    per_set: dict[str, int] = defaultdict(int)
+    for _, y, name, _ in data:
+        per_set[name] += int(y.sum() > 0)
+    lists = [(x, y / y.sum(), 1.0 / per_set[name]) for x, y, name, _ in data if y.sum() > 0]
+    w = np.zeros(len(FITTED))
+
+    def loss(w: np.ndarray) -> float:
+        total = l2 * float(w @ w) / 2
+        for x, target, weight in lists:
+            s = x @ w
+            top = s.max()
+            total -= weight * float(target @ (s - top - np.log(np.exp(s - top).sum())))
+        return total
+
+    current = loss(w)
+    for _ in range(100):
+        gradient, hessian = l2 * w, l2 * np.eye(len(w))
+        for x, target, weight in lists:
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            gradient += weight * x.T @ (p - target)
+            hessian += weight * x.T @ (np.diag(p) - np.outer(p, p)) @ x
+        step = np.linalg.solve(hessian, gradient)
+        size = 1.0
+        while size > 1e-4 and (candidate := loss(w - size * step)) >= current:
+            size /= 2
+        if size <= 1e-4:
+            break
+        w, current = w - size * step, candidate
+        if np.max(np.abs(size * step)) < 1e-7:
+            break
+    return w
+
+
+def fit_calibration(data: list[Question], w: np.ndarray) -> tuple[float, float]:
+    """Platt scaling: P(evidence) = sigmoid(a + b * score), over every candidate."""
+    scores = np.concatenate([x @ w for x, *_ in data])
+    labels = np.concatenate([y for _, y, *_ in data])
+    design = np.column_stack([np.ones_like(scores), scores])
+    beta = np.zeros(2)
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-design @ beta))
+        step = np.linalg.solve((design * (p * (1 - p))[:, None]).T @ design + 1e-9 * np.eye(2), design.T @ (p - labels))
+        beta -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return float(beta[0]), float(beta[1])
+
+
+def recall_at(
+    data: list[Question], dump: list[dict[str, Any]], order: np.ndarray | None, k: int = 5
+) -> dict[str, float]:
+    """Mean recall@k per set with the candidates ordered by ``order``'s weights (None: as dumped)."""
+    found: dict[str, list[float]] = defaultdict(list)
+    for (x, y, name, trap), q in zip(data, dump, strict=True):
+        if trap:
+            continue
+        ranked = np.argsort(-(x @ order), kind="stable") if order is not None else np.arange(len(y))
+        found[name].append(float(y[ranked[:k]].sum()) / len(q["expected"]))
+    return {name: round(sum(v) / len(v), 3) for name, v in sorted(found.items())}
+
+
+def reliability(
+    data: list[Question], w: np.ndarray, calibration: tuple[float, float], top: int = 10
+) -> list[list[object]]:
+    """Per bin of confidence: hits (each question's first ``top``), mean confidence, share that were evidence."""
+    bins: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for x, y, _, _ in data:
+        p = 1 / (1 + np.exp(-(calibration[0] + calibration[1] * (x @ w))))
+        for i in np.argsort(-p, kind="stable")[:top]:
+            index = next(b for b in range(len(BINS) - 1) if BINS[b] <= p[i] < BINS[b + 1])
+            bins[index].append((float(p[i]), float(y[i])))
+    return [
+        [f"{BINS[i]:.1f}-{min(BINS[i + 1], 1.0):.1f}", len(v), round(sum(p for p, _ in v) / len(v), 3),
+         round(sum(e for _, e in v) / len(v), 3)]
+        for i, v in sorted(bins.items())
+    ]  # fmt: skip
+
+
+def traps(data: list[Question], w: np.ndarray, calibration: tuple[float, float]) -> list[float]:
+    """Each no-match trap's best confidence, lowest first."""
+    best = [float(np.max(calibration[0] + calibration[1] * (x @ w), initial=-60)) for x, _, _, trap in data if trap]
+    return sorted(round(1 / (1 + np.exp(-z)), 3) for z in best)
+
+
+def weights_of(w: np.ndarray) -> dict[str, float]:
+    fitted = dict(zip(FITTED, (round(float(v), 3) for v in w), strict=True))
+    return {name: fitted[UNFITTED.get(name, name)] for name in FEATURES}
+
+
+def write(weights: dict[str, float], calibration: tuple[float, float]) -> None:
+    pairs = [f'"{name}": {value}' for name, value in weights.items()]
+    lines = "".join(f"    {', '.join(pairs[i : i + 5])},\n" for i in range(0, len(pairs), 5))
+    block = (
+        "# fitted: begin (bench/fit.py writes this block)\n"
+        "WEIGHTS: Final[Mapping[str, float]] = {\n"
+        f"{lines}"
+        "}  # fmt: skip\n"
+        f"CALIBRATION: Final = ({calibration[0]:.3f}, {calibration[1]:.3f})\n"
+        "# fitted: end"
+    )
+    text = MODEL.read_text()
+    MODEL.write_text(re.sub(r"# fitted: begin.*?# fitted: end", lambda _: block, text, flags=re.S))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dump", type=Path, help="bench/eval_set.py --dump's file (tuning parts)")
+    parser.add_argument("--check", type=Path, help="a dump of the untouched parts, reported apart")
+    parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--write", action="store_true", help="write the fit into memd/retrieve/model.py")
+    args = parser.parse_args()
+    dump = json.loads(args.dump.read_text())
+    data = questions(dump)
+    w = fit_order(data, args.l2)
+    calibration = fit_calibration(data, w)
+    weights = weights_of(w)
+    print(f"{len(dump)} questions, {sum(len(y) for _, y, *_ in data)} candidates")
+    print("weights: " + ", ".join(f"{n} {v:+.3f}" for n, v in weights.items()))
+    print(f"calibration: confidence = sigmoid({calibration[0]:.3f} + {calibration[1]:.3f} * score)")
+    parts = [("tuning", dump, data)]
+    if args.check:
+        check = json.loads(args.check.read_text())
+        parts.append(("untouched", check, questions(check)))
+    for name, part_dump, part in parts:
+        print(
+            f"\n{name}: recall@5 fitted {recall_at(part, part_dump, w)}; as dumped {recall_at(part, part_dump, None)}"
+        )
+        print(f"{name}: reliability (confidence bin, hits, mean confidence, share that were evidence)")
+        for row in reliability(part, w, calibration):
+            print("   ", row)
+        print(f"{name}: the traps' best confidences: {traps(part, w, calibration)}")
+    if args.write:
+        write(weights, calibration)
+        print(f"\nwritten to {MODEL}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

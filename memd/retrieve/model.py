@@ -1,0 +1,75 @@
+"""Ranking and confidence as fitted models of what a hit's evidence says about it.
+
+Each candidate is described by a few numbers (``FEATURES``):
+
+    keyword, context,      where each lane ranked it, as 10 / (9 + rank): 1 for the first, 0.5 for
+    vector, cjk, entity    the eleventh, 0 when the lane did not find it (cjk: the trigram and
+                           substring lanes' better rank)
+    similarity             cosine similarity of query and event (0 when the vector lane did not find it)
+    coverage               the share of the query's concepts in the event's own words, a speaker's
+                           ``Name:`` aside (``rank.Matcher``)
+    complete               1 when it holds every concept, or the query as a phrase
+    said_by                1 when a person the query names said it (``memd.store.entities``)
+    names                  1 when it names another entity the query names (a file, an error...)
+    substance              how much it says by itself: its content words / 12, at most 1 ("ok",
+                           "Cool! What did it look like?" say almost nothing)
+
+**Order**: ``score = sum(WEIGHTS[f] * x[f])``, higher first.  **Confidence**: the probability
+that a hit is the query's evidence, ``1 / (1 + exp(-(CALIBRATION[0] + CALIBRATION[1] * score)))``:
+one increasing function of the score, so it never reorders what the score ordered.
+
+Neither is chosen by hand: ``bench/fit.py`` fits the weights (a listwise softmax model: each
+question's evidence against the other candidates its search shortlisted, L2-regularized) and
+then the calibration (logistic regression of evidence on the score, no-match traps included) on
+the tuning parts of memd's three evaluation sets (``bench/eval_set.py``: coding memories,
+conversations between people, long chats).  So a stated confidence is the share of such hits
+that were evidence there; ``bench/fit.py`` prints that reliability table for the untouched
+parts too, and the injection threshold (``[retrieval] min_confidence``) is read from it.
+``cjk`` is the one weight not fitted: no evaluation set has Korean, Chinese or Japanese text,
+so it is set equal to the context lane's (the golden sets' Korean questions check it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = ["CALIBRATION", "FEATURES", "WEIGHTS", "lane_score", "probability", "score", "substance"]
+
+FEATURES: Final = (
+    "keyword", "context", "vector", "cjk", "entity", "similarity", "coverage", "complete", "said_by", "names",
+    "substance",
+)  # fmt: skip
+
+# fitted: begin (bench/fit.py writes this block)
+WEIGHTS: Final[Mapping[str, float]] = {
+    "keyword": -2.052, "context": 3.023, "vector": 3.099, "cjk": 3.023, "entity": -0.101,
+    "similarity": 1.824, "coverage": 4.028, "complete": 1.237, "said_by": 1.092, "names": -0.601,
+    "substance": 1.87,
+}  # fmt: skip
+CALIBRATION: Final = (-9.218, 1.012)
+# fitted: end
+
+SUBSTANCE_WORDS: Final = 12
+"""Content words at which an event says enough by itself (``substance`` = 1)."""
+
+
+def lane_score(rank: int | None) -> float:
+    """A lane's rank as a feature: 1 for the first, 0.5 for the eleventh, 0 when not found."""
+    return 10.0 / (9 + rank) if rank else 0.0
+
+
+def substance(content_words: int) -> float:
+    return min(1.0, content_words / SUBSTANCE_WORDS)
+
+
+def score(features: Mapping[str, float]) -> float:
+    """The order of candidates: higher first."""
+    return sum(weight * features.get(name, 0.0) for name, weight in WEIGHTS.items())
+
+
+def probability(score: float) -> float:
+    """The confidence a score stands for: the share of such hits that were evidence."""
+    z = CALIBRATION[0] + CALIBRATION[1] * score
+    return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0

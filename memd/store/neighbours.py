@@ -1,0 +1,59 @@
+"""Each event's neighbourhood in its session, kept in ``event_links`` (schema 14).
+
+A short turn ("yes, do that", "Cool! What did it look like?") means what its neighbours say;
+a tool call means what the prompt that led to it asked.  So every event is also indexed with
+its surroundings (``events_ctx``: its own words, then its neighbours'), and the context lane
+(``lanes.context``) searches that.  What a search shows of an event stays the event itself.
+
+    a turn (prompt, reply)          the turn before and the turn after, in its session
+    what a turn set off (a tool     the prompt that led to it
+    call, its error, a task)
+
+The links are written as events arrive (``link``, from ``events.insert_event``): a new turn
+also becomes its previous turn's ``after``.  Triggers keep ``events_ctx`` equal to what the
+links and the events say, through forgets and redactions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+__all__ = ["SET_OFF", "TURNS", "backfill", "link"]
+
+TURNS: Final = ("prompt", "assistant")
+SET_OFF: Final = frozenset({"tool", "tool_error", "tool_use", "task_state", "memory"})
+"""Kinds read with the prompt that led to them."""
+
+_LAST_TURNS = (
+    "SELECT id, kind FROM events WHERE session_id = ? AND kind IN ('prompt', 'assistant') AND id < ?"
+    " ORDER BY id DESC LIMIT 4"
+)  # served by the partial index events_turns; the newest prompt is among the last few turns
+
+
+def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: str) -> None:
+    """Link a just-stored event to its neighbours (inside the writer's transaction)."""
+    if not session_id or (kind not in TURNS and kind not in SET_OFF):
+        return
+    turns = conn.execute(_LAST_TURNS, (session_id, event_id)).fetchall()
+    if kind in TURNS:
+        before = turns[0][0] if turns else None
+        conn.execute("INSERT INTO event_links (event_id, before_id) VALUES (?, ?)", (event_id, before))
+        if before is not None:
+            conn.execute("UPDATE event_links SET after_id = ? WHERE event_id = ?", (event_id, before))
+        return
+    prompt = next((turn_id for turn_id, turn_kind in turns if turn_kind == "prompt"), None)
+    conn.execute("INSERT INTO event_links (event_id, before_id) VALUES (?, ?)", (event_id, prompt))
+
+
+def backfill(conn: sqlite3.Connection) -> int:
+    """Link every stored event, in id order (a migration's ``then``); the events linked."""
+    kinds = (*TURNS, *sorted(SET_OFF))
+    rows = conn.execute(
+        f"SELECT id, session_id, kind FROM events WHERE session_id IS NOT NULL"
+        f" AND kind IN ({','.join('?' * len(kinds))}) ORDER BY id",
+        kinds,
+    ).fetchall()
+    for event_id, session_id, kind in rows:
+        link(conn, event_id, session_id, kind)
+    return len(rows)
