@@ -121,7 +121,7 @@ def load_coding(client: Client, root: str) -> tuple[dict[int, str], list[Questio
             expected=q.get("expectedRelevance") or dict.fromkeys(q["expectedIds"], 1),
             cwd=cwd,
             part="untouched" if untouched("coding", q["queryId"]) else "tuning",
-        )  # fmt: skip
+        )
         for q in data["queries"]
     ]
     return ids, questions
@@ -180,7 +180,7 @@ def load_dialogues(client: Client, root: str, folder: str) -> tuple[dict[int, st
                 expected=dict.fromkeys((f"{data['id']}:{e}" for e in q["evidence"]), 1),
                 cwd=cwd,
                 part=part,
-            )  # fmt: skip
+            )
             for q in data["questions"]
         ]
     return ids, questions
@@ -254,13 +254,13 @@ def main() -> int:
     parser.add_argument("--runs", default=",".join(LANE_RUNS), help="comma-separated, of %(default)s")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="print every missed question with its results")
-    parser.add_argument("--dump", type=Path, help="write every question's candidates with their features")
-    parser.add_argument("--dump-part", choices=("tuning", "untouched"), default="tuning", help="(default: %(default)s)")
+    parser.add_argument("--dump", type=Path, help="write the tuning questions' candidates with their features")
+    parser.add_argument("--dump-untouched", type=Path, help="the same for the untouched questions (never fitted on)")
     args = parser.parse_args()
     chosen = [s for s in args.sets.split(",") if s]
     runs = {name: LANE_RUNS[name] for name in args.runs.split(",") if name}
     results: list[dict[str, Any]] = []
-    dumped: list[dict[str, Any]] = []
+    dumped: dict[Path, list[dict[str, Any]]] = {}
     with isolated_daemon() as instance, instance.client() as client:
         loaded = {}
         for set_name in chosen:
@@ -287,10 +287,12 @@ def main() -> int:
                     in_part = [r for r in rows if r["part"] == part]
                     for style, group in styles(set_name, in_part).items():
                         results.append({"set": set_name, "part": part, "run": run, "style": style, **scores(group)})
-            if args.dump:
-                part_questions = [q for q in questions if q["part"] == args.dump_part]
+            for part, path in (("tuning", args.dump), ("untouched", args.dump_untouched)):
+                if path is None:
+                    continue
+                part_questions = [q for q in questions if q["part"] == part]
                 for row, reply in evaluate(client, part_questions, ids, [], limit=DUMP_LIMIT):
-                    dumped.append({
+                    dumped.setdefault(path, []).append({
                         "set": set_name, "id": row["id"], "style": row["style"], "expectation": row["expectation"],
                         "expected": sorted(row.get("expected", {})),
                         "hits": [
@@ -298,8 +300,8 @@ def main() -> int:
                             for h in reply.results
                         ],
                     })  # fmt: skip
-    if args.dump:
-        args.dump.write_text(json.dumps(dumped))
+    for path, rows in dumped.items():
+        path.write_text(json.dumps(rows))
     if args.json:
         print(json.dumps({"threshold": THRESHOLD, "embed_seconds": round(embed_s, 1), "results": results}, indent=2))
         return 0

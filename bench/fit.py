@@ -35,8 +35,9 @@ import numpy as np
 from memd.retrieve.model import FEATURES
 
 MODEL = Path(__file__).resolve().parent.parent / "memd" / "retrieve" / "model.py"
-L2 = 0.002
-"""Ridge penalty on the weights, against each set's total weight of 1."""
+L2_GRID = (0.0005, 0.002, 0.01, 0.05)
+"""Ridge penalties tried (against each set's total weight of 1); 5-fold cross-validation on the
+tuning parts picks one (``choose_l2``)."""
 UNFITTED = {"cjk": "context"}
 """Features no set exercises, and the fitted weight each takes (``model.py`` says why)."""
 BINS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
@@ -56,7 +57,24 @@ def questions(dump: list[dict[str, Any]]) -> list[Question]:
     return found
 
 
-def fit_order(data: list[Question], l2: float = L2) -> np.ndarray:
+def choose_l2(data: list[Question], dump: list[dict[str, Any]], folds: int = 5) -> float:
+    """The penalty of ``L2_GRID`` whose fits, each on four fifths of the tuning questions, rank the
+    fifth left out best (mean recall@5 over the sets)."""
+    best, chosen = -1.0, L2_GRID[0]
+    for l2 in L2_GRID:
+        found = []
+        for fold in range(folds):
+            train = [q for i, q in enumerate(data) if i % folds != fold]
+            held = [(q, d) for i, (q, d) in enumerate(zip(data, dump, strict=True)) if i % folds == fold]
+            w = fit_order(train, l2)
+            per_set = recall_at([q for q, _ in held], [d for _, d in held], w)
+            found.append(sum(per_set.values()) / len(per_set))
+        if (mean := sum(found) / len(found)) > best:
+            best, chosen = mean, l2
+    return chosen
+
+
+def fit_order(data: list[Question], l2: float) -> np.ndarray:
     """Listwise softmax weights: maximize each question's probability mass on its evidence."""
     per_set: dict[str, int] = defaultdict(int)
     for _, y, name, _ in data:
@@ -111,7 +129,8 @@ def fit_calibration(data: list[Question], w: np.ndarray) -> tuple[float, float]:
 def recall_at(
     data: list[Question], dump: list[dict[str, Any]], order: np.ndarray | None, k: int = 5
 ) -> dict[str, float]:
-    """Mean recall@k per set with the candidates ordered by ``order``'s weights (None: as dumped)."""
+    """Mean recall@k per set with the candidates ordered by ``order``'s weights (None: as dumped;
+    a candidate left out of ``data`` counts as not found)."""
     found: dict[str, list[float]] = defaultdict(list)
     for (x, y, name, trap), q in zip(data, dump, strict=True):
         if trap:
@@ -141,7 +160,24 @@ def reliability(
 def traps(data: list[Question], w: np.ndarray, calibration: tuple[float, float]) -> list[float]:
     """Each no-match trap's best confidence, lowest first."""
     best = [float(np.max(calibration[0] + calibration[1] * (x @ w), initial=-60)) for x, _, _, trap in data if trap]
-    return sorted(round(1 / (1 + np.exp(-z)), 3) for z in best)
+    return sorted(round(float(1 / (1 + np.exp(-z))), 3) for z in best)
+
+
+VECTOR_FEATURES = ("vector", "similarity")
+
+
+def lexical(data: list[Question]) -> list[Question]:
+    """The same questions as the keyword lanes alone would shortlist them: candidates that only the
+    vector lane found left out, the vector lane's features zeroed."""
+    columns = [FITTED.index(name) for name in VECTOR_FEATURES]
+    lexical_columns = [i for i, name in enumerate(FITTED) if name not in VECTOR_FEATURES]
+    found = []
+    for x, y, name, trap in data:
+        keep = (x[:, lexical_columns] > 0).any(axis=1) if len(x) else np.zeros(0, dtype=bool)
+        kept = x[keep].copy()
+        kept[:, columns] = 0.0
+        found.append((kept, y[keep], name, trap))
+    return found
 
 
 def weights_of(w: np.ndarray) -> dict[str, float]:
@@ -149,50 +185,59 @@ def weights_of(w: np.ndarray) -> dict[str, float]:
     return {name: fitted[UNFITTED.get(name, name)] for name in FEATURES}
 
 
-def write(weights: dict[str, float], calibration: tuple[float, float]) -> None:
+def _block(prefix: str, weights: dict[str, float], calibration: tuple[float, float]) -> str:
     pairs = [f'"{name}": {value}' for name, value in weights.items()]
     lines = "".join(f"    {', '.join(pairs[i : i + 5])},\n" for i in range(0, len(pairs), 5))
+    return (
+        f"{prefix}WEIGHTS: Final[Mapping[str, float]] = {{\n{lines}}}  # fmt: skip\n"
+        f"{prefix}CALIBRATION: Final = ({calibration[0]:.3f}, {calibration[1]:.3f})\n"
+    )
+
+
+def write(fits: dict[str, tuple[dict[str, float], tuple[float, float]]]) -> None:
     block = (
         "# fitted: begin (bench/fit.py writes this block)\n"
-        "WEIGHTS: Final[Mapping[str, float]] = {\n"
-        f"{lines}"
-        "}  # fmt: skip\n"
-        f"CALIBRATION: Final = ({calibration[0]:.3f}, {calibration[1]:.3f})\n"
-        "# fitted: end"
+        + "".join(_block(prefix, *fit) for prefix, fit in fits.items())
+        + "# fitted: end"
     )
     text = MODEL.read_text()
     MODEL.write_text(re.sub(r"# fitted: begin.*?# fitted: end", lambda _: block, text, flags=re.S))
+
+
+def report(name: str, part_dump: list[dict[str, Any]], part: list[Question], w: np.ndarray,
+           calibration: tuple[float, float]) -> None:  # fmt: skip
+    print(f"\n{name}: recall@5 fitted {recall_at(part, part_dump, w)}; as dumped {recall_at(part, part_dump, None)}")
+    print(f"{name}: reliability (confidence bin, hits, mean confidence, share that were evidence)")
+    for row in reliability(part, w, calibration):
+        print("   ", row)
+    print(f"{name}: the traps' best confidences: {traps(part, w, calibration)}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dump", type=Path, help="bench/eval_set.py --dump's file (tuning parts)")
     parser.add_argument("--check", type=Path, help="a dump of the untouched parts, reported apart")
-    parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--l2", type=float, help="the ridge penalty (default: chosen by cross-validation)")
     parser.add_argument("--write", action="store_true", help="write the fit into memd/retrieve/model.py")
     args = parser.parse_args()
     dump = json.loads(args.dump.read_text())
-    data = questions(dump)
-    w = fit_order(data, args.l2)
-    calibration = fit_calibration(data, w)
-    weights = weights_of(w)
-    print(f"{len(dump)} questions, {sum(len(y) for _, y, *_ in data)} candidates")
-    print("weights: " + ", ".join(f"{n} {v:+.3f}" for n, v in weights.items()))
-    print(f"calibration: confidence = sigmoid({calibration[0]:.3f} + {calibration[1]:.3f} * score)")
-    parts = [("tuning", dump, data)]
-    if args.check:
-        check = json.loads(args.check.read_text())
-        parts.append(("untouched", check, questions(check)))
-    for name, part_dump, part in parts:
-        print(
-            f"\n{name}: recall@5 fitted {recall_at(part, part_dump, w)}; as dumped {recall_at(part, part_dump, None)}"
-        )
-        print(f"{name}: reliability (confidence bin, hits, mean confidence, share that were evidence)")
-        for row in reliability(part, w, calibration):
-            print("   ", row)
-        print(f"{name}: the traps' best confidences: {traps(part, w, calibration)}")
+    check = json.loads(args.check.read_text()) if args.check else None
+    fits: dict[str, tuple[dict[str, float], tuple[float, float]]] = {}
+    for prefix, shape in (("", lambda d: d), ("LEXICAL_", lexical)):
+        data = shape(questions(dump))
+        l2 = args.l2 if args.l2 is not None else choose_l2(data, dump)
+        w = fit_order(data, l2)
+        calibration = fit_calibration(data, w)
+        fits[prefix] = (weights_of(w), calibration)
+        print(f"\n== {'hybrid (every lane)' if not prefix else 'lexical (no vector lane)'}: {len(dump)} questions,"
+              f" ridge penalty {l2}")  # fmt: skip
+        print("weights: " + ", ".join(f"{n} {v:+.3f}" for n, v in fits[prefix][0].items()))
+        print(f"calibration: confidence = sigmoid({calibration[0]:.3f} + {calibration[1]:.3f} * score)")
+        report("tuning", dump, data, w, calibration)
+        if check is not None:
+            report("untouched", check, shape(questions(check)), w, calibration)
     if args.write:
-        write(weights, calibration)
+        write(fits)
         print(f"\nwritten to {MODEL}")
     return 0
 

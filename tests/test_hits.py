@@ -8,6 +8,7 @@ from memd.query import compile_query
 from memd.retrieve.hits import (
     MIN_POOL,
     VECTOR_FLOOR,
+    Named,
     close_neighbors,
     in_context_last,
     one_per_session,
@@ -38,21 +39,37 @@ def test_pool_and_shortlist_sizes() -> None:
 def test_weigh_keeps_evidence_and_orders_by_score() -> None:
     docs = {1: doc(1, "parser crash", "the parser crashed on tabs"), 2: doc(2, "lunch", "sandwiches")}
     docs[3] = doc(3, "parser", "a parser note")
-    fused = {1: 0.5, 2: 1.0, 3: 0.9}
+    ranked = {"keyword": [2, 3, 1]}
     query = compile_query("parser crash")
-    scored = weigh([2, 3, 1, 4], docs, fused, {}, False, query, NOW, RetrievalConfig())  # 4: deleted since
-    assert [doc.id for _, doc, *_ in scored] == [1, 3]  # 2 has none of the words and no similarity
-    assert scored[0][3] > scored[1][3] and scored[0][4] is None  # confidence, similarity
-    near = weigh([2], docs, fused, {2: 0.9}, True, query, NOW, RetrievalConfig())
-    assert [doc.id for _, doc, *_ in near] == [2] and near[0][4] == 0.9  # the vector lane speaks for it
+    scored = weigh([2, 3, 1, 4], docs, ranked, {}, query, NOW, RetrievalConfig())  # 4: deleted since
+    assert [item.doc.id for item in scored] == [1, 3]  # 2 has none of the words and no similarity
+    assert scored[0].confidence > scored[1].confidence and scored[0].similarity is None
+    assert scored[0].features["coverage"] == 1.0 and scored[1].features["coverage"] == 0.5
+    near = weigh([2], docs, {"vector": [2]}, {2: 0.9}, query, NOW, RetrievalConfig())
+    assert [item.doc.id for item in near] == [2] and near[0].similarity == 0.9  # the vector lane speaks for it
+    assert near[0].features["vector"] == 1.0 and near[0].features["similarity"] == 0.9
+
+
+def test_a_speaker_is_who_said_it_not_what_it_says() -> None:
+    docs = {
+        1: doc(1, "Prompt: Caroline: Cool! What did it look like?", "Caroline: Cool! What did it look like?"),
+        2: doc(2, "Prompt: Caroline: I researched adoption agencies", "Caroline: I researched adoption agencies"),
+    }
+    query = compile_query("what did Caroline research")
+    named = Named(said_by={1: ["Caroline"], 2: ["Caroline"]}, names={})
+    scored = weigh([1, 2], docs, {"keyword": [1, 2], "context": [1, 2]}, {}, query, NOW, RetrievalConfig(), named)
+    assert [item.doc.id for item in scored] == [2, 1]
+    thin, answer = scored[1], scored[0]
+    assert thin.features["coverage"] == 0.0 and answer.features["coverage"] == 0.5  # the name is not what it says
+    assert thin.entities == ("said by Caroline",) and thin.features["said_by"] == 1.0
+    assert thin.features["substance"] < answer.features["substance"]
+    assert thin.confidence < 0.45 <= answer.confidence
 
 
 def test_the_asking_sessions_recent_events_rank_last() -> None:
     docs = {i: doc(i, "parser", "parser", session="me" if i in (2, 3) else "other") for i in (1, 2, 3, 4)}
-    scored = weigh(
-        [1, 2, 3, 4], docs, dict.fromkeys(docs, 0.5), {}, False, compile_query("parser"), NOW, RetrievalConfig()
-    )
-    order = [doc.id for _, doc, *_ in in_context_last(scored, "me", start=2)]
+    scored = weigh([1, 2, 3, 4], docs, {"keyword": [1, 2, 3, 4]}, {}, compile_query("parser"), NOW, RetrievalConfig())
+    order = [item.doc.id for item in in_context_last(scored, "me", start=2)]
     assert order[-1] == 3 and sorted(order[:-1]) == [1, 2, 4]  # 2 is before the compaction: in place
 
 
@@ -62,11 +79,10 @@ def test_one_digest_per_session_and_hits_explained() -> None:
         2: doc(2, "Snapshot: parser", "parser work", kind="snapshot"),
         3: doc(3, "parser", "parser notes", session="t"),
     }
-    fused = {1: 0.9, 2: 0.8, 3: 0.7}
-    scored = weigh([1, 2, 3], docs, fused, {}, False, compile_query("parser"), NOW, RetrievalConfig())
-    kept = one_per_session(scored)
-    assert {doc.id for _, doc, *_ in kept} in ({1, 3}, {2, 3})
     ranked = {"keyword": [3, 1], "trigram": [1]}
+    scored = weigh([1, 2, 3], docs, ranked, {}, compile_query("parser"), NOW, RetrievalConfig())
+    kept = one_per_session(scored)
+    assert {item.doc.id for item in kept} in ({1, 3}, {2, 3})
     hits = to_hits(kept, {1: "Ab3xY9"}, ranked, limit=1)
     assert len(hits) == 1
     top = hits[0]

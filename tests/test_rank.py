@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from memd.query import compile_query
+from memd.retrieve.model import CALIBRATION, FEATURES, WEIGHTS, lane_score, probability, score, substance
 from memd.retrieve.rank import (
     LANE_WEIGHTS,
     STALE_PENALTY,
     Matcher,
-    confidence,
+    boosted,
     fuse,
     one_digest_per_session,
     penalty,
-    score,
     snippet,
 )
 
@@ -48,13 +48,27 @@ def test_evidence_counts_concepts_stems_and_phrases() -> None:
     assert korean.matched == ("설치해줘",)
 
 
-def test_confidence_is_bounded_and_monotonic() -> None:
-    assert confidence(0.0, None) == 0.0
-    assert confidence(1.0, None) == pytest.approx(0.9)
-    assert confidence(1.0, 1.0) == pytest.approx(0.99)
-    assert confidence(0.5, None) < confidence(0.5, 0.5) < confidence(0.5, 0.7) <= confidence(1.0, 0.7)
-    assert confidence(0.0, 0.25) == 0.0  # unrelated text for MiniLM
-    assert confidence(1.0, 1.0, STALE_PENALTY) < 0.45  # stale text is never confident
+def test_confidence_is_a_probability_that_grows_with_the_score() -> None:
+    assert set(WEIGHTS) == set(FEATURES) and CALIBRATION[1] > 0
+    nothing = probability(score({}))
+    assert 0 <= nothing < 0.05  # no evidence: (almost) never the answer
+    scores = [score({}), score({"coverage": 0.5}), score({"coverage": 1.0, "complete": 1.0})]
+    assert scores == sorted(scores) and probability(scores[0]) < probability(scores[2]) <= 1
+    assert probability(-1e9) == 0.0 and probability(1e9) == pytest.approx(1.0)
+    assert lane_score(1) == 1.0 and lane_score(11) == 0.5 and lane_score(None) == 0.0
+    assert substance(0) == 0.0 and substance(100) == 1.0
+
+
+def test_the_fitted_weights_say_what_the_evidence_said() -> None:
+    """Signs a refit may not flip without someone noticing: holding the query's words, being
+    close in meaning, being found with one's neighbours, being said by the person asked about
+    and saying something by oneself all count for a hit."""
+    for feature in ("coverage", "similarity", "vector", "context", "said_by", "substance", "complete"):
+        assert WEIGHTS[feature] > 0, feature
+    full = {"coverage": 1.0, "complete": 1.0, "similarity": 0.7, "vector": 1.0, "context": 1.0, "substance": 1.0}
+    assert probability(score(full)) > 0.45 > probability(score({**full, "coverage": 0.0, "complete": 0.0,
+                                                                  "similarity": 0.3, "vector": 0.5}))  # fmt: skip
+    assert probability(score(full)) * STALE_PENALTY < 0.45  # stale text is never confident
 
 
 @pytest.mark.parametrize(
@@ -79,11 +93,11 @@ def test_talking_about_staleness_is_not_stale(text: str) -> None:
     assert penalty(text) == 1.0
 
 
-def test_boosts_break_ties_but_do_not_bury_a_phrase() -> None:
-    fresh = score(0.9, 0.5, phrase=False, age_days=0, importance=2, half_life_days=14)
-    old = score(0.9, 0.5, phrase=False, age_days=300, importance=2, half_life_days=14)
-    old_phrase = score(0.9, 0.5, phrase=True, age_days=300, importance=1, half_life_days=14)
-    assert fresh > old and old_phrase > fresh
+def test_boosts_break_ties_but_do_not_bury_better_evidence() -> None:
+    fresh = boosted(0.60, age_days=0, importance=2, half_life_days=14)
+    old = boosted(0.60, age_days=300, importance=2, half_life_days=14)
+    better_but_old = boosted(0.66, age_days=300, importance=1, half_life_days=14)
+    assert fresh > old and better_but_old > fresh
 
 
 def test_snippets_show_the_matched_words() -> None:

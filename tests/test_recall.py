@@ -234,7 +234,7 @@ def test_smart_search_says_which_rule_fired(daemon: Instance) -> None:
     daemon.remember("The staging database password rotates every Monday via vault.", cwd)
     daemon.remember("Lunch order: pizza", cwd)
     reply = daemon.call(SmartSearch(query="staging database password rotates", cwd=cwd), SmartResults)
-    assert reply.rule in ("single", "clear_winner")  # keyword-only confidence tops out at 0.9
+    assert reply.rule in ("single", "clear_winner")  # a whole match, and nothing else near it
     assert [t.target.id for t in reply.timelines] == [reply.index.results[0].id]
     assert [d.id for d in reply.details] == [reply.index.results[0].id]
     assert 0 < reply.tokens <= reply.budget
@@ -334,10 +334,11 @@ def test_a_sessions_own_recent_events_rank_last_in_its_own_search(daemon: Instan
         return [h.session_id + (" (in context)" if "again" in h.title else "") for h in hits]
 
     ranked = order()
-    assert ranked[0] == "sess-now (in context)" and len(ranked) == 3  # the best match, for a person
+    assert sorted(ranked) == ["sess-now", "sess-now (in context)", "sess-old"]  # for a person, as they match
     # The session asking already has its events since its compaction: the rest first, in their order.
-    assert order(caller="sess-now") == [*ranked[1:], ranked[0]]
-    assert order(caller="sess-now", session="sess-now") == ["sess-now (in context)", "sess-now"]  # asked for
+    others = [hit for hit in ranked if hit != "sess-now (in context)"]
+    assert order(caller="sess-now") == [*others, "sess-now (in context)"]
+    assert order(caller="sess-now", session="sess-now") == order(session="sess-now")  # asked for: as they match
 
 
 PROMPT_CONTEXT = """\
@@ -352,8 +353,6 @@ Title: Bash failed: pytest -x tests/test_login.py — Exit code 1
 > FAILED tests/test_login.py::test_cookie_refresh - AssertionError
 > [mem:{error}] — 2026-11-01, session sess-a
 Around it: previous mem:{fix}, next mem:{edit}
-Maybe relevant:
-- [mem:{summary}] session_summary · 2026-11-01 · {confidence} · ~{tokens} tok: Goal: Fix the flaky login test.
 
 {hint}
 </memory-context>"""
@@ -365,16 +364,13 @@ def test_prompt_context_snapshot_and_no_repeats(utc: Instance) -> None:
     cites = dict(utc.query("SELECT e.title, c.cite FROM events e JOIN citations c ON c.event_id = e.id"))
     prompt = "test_cookie_refresh fails in tests/test_login.py with exit code 1"
     summary = utc.search(prompt, cwd=cwd, kind="session_summary").results[0]
-    assert summary.session_id == "sess-aaaa11"
+    assert summary.session_id == "sess-aaaa11" and summary.confidence < 0.45  # found, but not the answer
     context = hook(utc, "UserPromptSubmit", "sess-dddd44", cwd, prompt=prompt)
     assert context == PROMPT_CONTEXT.format(
         hint=HINT,
         error=cites[ERROR],
         fix=cites["Prompt: Fix the flaky login test. The cookie expires early."],
         edit=cites[f"Edited {cwd}/src/auth.py (-1 +1 lines)"],
-        summary=summary.cite,
-        confidence=f"{summary.confidence:.2f}",
-        tokens=summary.tokens,
     )
     # The same question again in the same session: nothing it already got.
     again = hook(utc, "UserPromptSubmit", "sess-dddd44", cwd, prompt=prompt + " again")

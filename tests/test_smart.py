@@ -11,14 +11,14 @@ from memd.retrieve.smart import choose
 @pytest.mark.parametrize(
     ("confidences", "rule", "timelines", "details"),
     [
-        ([0.95], "single", 1, 1),
-        ([0.95, 0.30, 0.20], "single", 1, 1),
-        ([0.95, 0.50], "clear_winner", 1, 1),  # another hit is confident: not alone
-        ([0.88, 0.77], "clear_winner", 1, 1),
-        ([0.88, 0.80, 0.80], "cluster", 3, 0),  # gap 0.08: no winner, but a cluster
+        ([0.80], "single", 1, 1),
+        ([0.80, 0.30, 0.20], "single", 1, 1),
+        ([0.80, 0.50], "clear_winner", 1, 1),  # another hit is confident: not alone
+        ([0.70, 0.48], "clear_winner", 1, 1),
+        ([0.70, 0.62, 0.61], "cluster", 3, 0),  # gap 0.08: no winner, but a cluster
         ([0.90, 0.85, 0.84, 0.81], "cluster", 3, 0),
-        ([0.84, 0.80], "index_only", 0, 0),
-        ([0.60, 0.55], "index_only", 0, 0),
+        ([0.72, 0.60], "index_only", 0, 0),
+        ([0.58, 0.50], "index_only", 0, 0),
         ([0.40, 0.30], "low_confidence", 0, 0),
         ([], "low_confidence", 0, 0),
     ],

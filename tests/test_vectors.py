@@ -227,7 +227,9 @@ def test_worker_retries_a_failing_event_without_failing_its_batch(tmp_path: Path
                     await anyio.sleep(0.05)
             assert indexer.index is not None and len(indexer.index) == 3
             neighbours = await indexer.neighbors("fine one", 3)
-            assert neighbours is not None and len(neighbours) == 3
+            assert (
+                neighbours is not None and len(neighbours[0]) == 3 and neighbours[1].shape == (4,)
+            )  # the fake model's dimension
             tg.cancel_scope.cancel()
             store.writer.close()
         conn = sqlite3.connect(database)

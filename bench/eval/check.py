@@ -19,12 +19,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CATEGORIES = {"fact", "who", "preference", "temporal", "multi-session", "reasoning", "recommendation"}
-STOP = set(
-    "a an the and or but of to in on at for with from by about as is are was were be been being do does did "
-    "what which who whom whose when where why how that this these those it its he she they them his her their "
-    "i you we me my your our us has have had not no yes any some all can could would should will may might "
-    "there here than then so if into over after before during up down out s t".split()
-)
+STOP_WORDS = """
+    a an the and or but of to in on at for with from by about as is are was were be been being do does did
+    what which who whom whose when where why how that this these those it its he she they them his her their
+    i you we me my your our us has have had not no yes any some all can could would should will may might
+    there here than then so if into over after before during up down out s t
+"""
+STOP = set(STOP_WORDS.split())
 
 
 def words(text: str) -> set[str]:

@@ -7,7 +7,9 @@ is the daemon's ``Forget``, as ``memctl forget`` sends it, so it reaches every s
 
 Pages: ``/`` the timeline across projects (new events appear without a reload: the page
 asks ``/api/events`` every few seconds), ``/search``, ``/m/ID`` a memory (details and its
-neighbours; forget), ``/s/SESSION`` a session (summary, working state, events), ``/tasks``,
+neighbours; forget), ``/s/SESSION`` a session (summary, working state, events), ``/entities``
+the most mentioned files, people, symbols, errors and tickets, ``/e/NAME`` one of them (where it
+was seen, what it goes with, the memories that name it), ``/tasks``,
 ``/stats`` (bars drawn as inline SVG by the template, no script).
 """
 
@@ -30,12 +32,15 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from memd.capture.entities import KINDS as ENTITY_KINDS
 from memd.protocol import (
     Continuation,
     ContinuationResult,
     DayCount,
     Details,
     DetailsResult,
+    Entities,
+    EntitiesResult,
     Events,
     Forget,
     Forgotten,
@@ -120,6 +125,16 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         summary = next((s for s in (await ask(Sessions(limit=500), SessionList)).sessions if s.id == sid), None)
         return page(request, "session.html", sid=sid, events=events.events, state=state, summary=summary)
 
+    async def entities(request: Request) -> Response:
+        kind = request.query_params.get("kind") or None
+        listed = await ask(Entities(kind=kind, all_projects=True, limit=100), EntitiesResult)
+        return page(request, "entities.html", listed=listed, kind=kind, kinds=ENTITY_KINDS)
+
+    async def entity(request: Request) -> Response:
+        name = request.path_params["name"]
+        found = await ask(Entities(name=name, all_projects=True, limit=20), EntitiesResult)
+        return page(request, "entity.html", asked=name, found=found)
+
     async def tasks(request: Request) -> Response:
         projects = (await ask(ListProjects(), ProjectList)).projects
         lists = [(p, await ask(Tasks(project=p.root), TaskList)) for p in projects]
@@ -152,6 +167,8 @@ def viewer(socket: str, token: str, port: int) -> Guard:
             Route("/search", search),
             Route("/m/{ref}", memory),
             Route("/s/{session}", session),
+            Route("/entities", entities),
+            Route("/e/{name:path}", entity),
             Route("/tasks", tasks),
             Route("/stats", stats),
             Route("/forget", forget, methods=["GET", "POST"]),

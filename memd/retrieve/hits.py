@@ -42,7 +42,7 @@ __all__ = [
     "weigh",
 ]
 
-MIN_POOL: Final = 20
+MIN_POOL: Final = 40
 """Candidates each lane contributes at least; more for larger limits."""
 VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
@@ -98,9 +98,15 @@ def weigh(
     now: float,
     config: RetrievalConfig,
     named: Named = NOBODY,
+    around: Mapping[int, str] | None = None,
+    *,
+    hybrid: bool = True,
 ) -> list[Scored]:
     """The candidates with any evidence, with their features and confidence (``model.py``),
-    best first: confidence, then a few percent for recency, importance and graduation."""
+    best first: confidence, then a few percent for recency, importance and graduation.
+    ``around``: each candidate's neighbours' words (``memd.store.neighbours``); ``hybrid``: the
+    vector lane ran (else the lexical model weighs them)."""
+    around = around or {}
     matcher = Matcher(query)
     positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
     scored: list[Scored] = []
@@ -123,17 +129,26 @@ def weigh(
             "entity": lane_score(lanes.get("entity")),
             "similarity": round(sim or 0.0, 4),
             "coverage": round(evidence.coverage, 4),
+            "around": round(_with_neighbours(matcher, evidence, around.get(event_id)), 4),
             "complete": float(evidence.phrase or evidence.coverage >= 1.0),
             "said_by": float(bool(said)),
             "names": float(bool(names)),
             "substance": round(substance(content_words(own)), 4),
         }
-        sure = round(probability(score(features)) * penalty(doc.text or doc.title), 4)
+        sure = round(probability(score(features, hybrid), hybrid) * penalty(doc.text or doc.title), 4)
         rank = boosted(sure, (now - doc.client_ts) / 86400, doc.importance, config.recency_half_life_days, doc.level)
         entities = (*(f"said by {who}" for who in said), *names)
         scored.append(Scored(rank, doc, evidence, sure, sim, features, entities))
     scored.sort(key=lambda item: -item.rank)
     return scored
+
+
+def _with_neighbours(matcher: Matcher, own: Evidence, around: str | None) -> float:
+    """The share of the query's concepts the event and its neighbours hold together."""
+    if not around or own.coverage >= 1.0:
+        return own.coverage
+    theirs = set(matcher.evidence(around).matched)
+    return len(theirs | set(own.matched)) / len(matcher.groups) if matcher.groups else 0.0
 
 
 def own_words(doc: Doc) -> str:
@@ -146,8 +161,14 @@ def own_words(doc: Doc) -> str:
 
 
 def content_words(text: str) -> int:
-    """Words of ``text`` that carry content (not function words), the first 2,000 characters'."""
-    return sum(1 for word in tokens(text[:2000]) if word not in STOP_EN and not word.isdigit())
+    """Words of ``text`` that carry content, in its first 2,000 characters: not function words, and
+    of five letters or more, or with a digit, or not ASCII (a Korean word).  Short words are the
+    common ones ("cool", "look", "like", "okay"): how much a turn says shows in its longer words."""
+    return sum(
+        1
+        for word in tokens(text[:2000])
+        if word not in STOP_EN and (len(word) >= 5 or not word.isalpha() or not word.isascii())
+    )
 
 
 def in_context_last(scored: list[Scored], session: str, start: int) -> list[Scored]:

@@ -8,13 +8,19 @@ Each candidate is described by a few numbers (``FEATURES``):
     similarity             cosine similarity of query and event (0 when the vector lane did not find it)
     coverage               the share of the query's concepts in the event's own words, a speaker's
                            ``Name:`` aside (``rank.Matcher``)
+    around                 the share of the query's concepts it holds together with its neighbours (the
+                           turns before and after it, the prompt that led to it): a reply is about what
+                           it was asked
     complete               1 when it holds every concept, or the query as a phrase
     said_by                1 when a person the query names said it (``memd.store.entities``)
     names                  1 when it names another entity the query names (a file, an error...)
-    substance              how much it says by itself: its content words / 12, at most 1 ("ok",
-                           "Cool! What did it look like?" say almost nothing)
+    substance              how much it says by itself: its content words (``hits.content_words``) / 8,
+                           at most 1 ("ok", "Cool! What did it look like?" say nothing)
 
-**Order**: ``score = sum(WEIGHTS[f] * x[f])``, higher first.  **Confidence**: the probability
+**Order**: ``score = sum(WEIGHTS[f] * x[f])``, higher first.  While the vector lane cannot run
+(the model is loading, or embeddings are off) the lexical model orders and calibrates instead
+(``LEXICAL_WEIGHTS``, ``LEXICAL_CALIBRATION``): fitted the same way on the same candidates,
+without the vector lane's.  **Confidence**: the probability
 that a hit is the query's evidence, ``1 / (1 + exp(-(CALIBRATION[0] + CALIBRATION[1] * score)))``:
 one increasing function of the score, so it never reorders what the score ordered.
 
@@ -35,23 +41,39 @@ import math
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["CALIBRATION", "FEATURES", "WEIGHTS", "lane_score", "probability", "score", "substance"]
+__all__ = [
+    "CALIBRATION",
+    "FEATURES",
+    "LEXICAL_CALIBRATION",
+    "LEXICAL_WEIGHTS",
+    "WEIGHTS",
+    "lane_score",
+    "probability",
+    "score",
+    "substance",
+]
 
 FEATURES: Final = (
-    "keyword", "context", "vector", "cjk", "entity", "similarity", "coverage", "complete", "said_by", "names",
-    "substance",
+    "keyword", "context", "vector", "cjk", "entity", "similarity", "coverage", "around", "complete", "said_by",
+    "names", "substance",
 )  # fmt: skip
 
 # fitted: begin (bench/fit.py writes this block)
 WEIGHTS: Final[Mapping[str, float]] = {
-    "keyword": -2.052, "context": 3.023, "vector": 3.099, "cjk": 3.023, "entity": -0.101,
-    "similarity": 1.824, "coverage": 4.028, "complete": 1.237, "said_by": 1.092, "names": -0.601,
-    "substance": 1.87,
+    "keyword": -0.89, "context": 2.433, "vector": 2.35, "cjk": 2.433, "entity": -0.046,
+    "similarity": 4.132, "coverage": 0.858, "around": 1.292, "complete": 1.135, "said_by": 1.105,
+    "names": -0.068, "substance": 1.956,
 }  # fmt: skip
-CALIBRATION: Final = (-9.218, 1.012)
+CALIBRATION: Final = (-10.022, 1.046)
+LEXICAL_WEIGHTS: Final[Mapping[str, float]] = {
+    "keyword": 0.714, "context": 2.362, "vector": 0.0, "cjk": 2.362, "entity": -0.154,
+    "similarity": 0.0, "coverage": 1.64, "around": 1.725, "complete": 1.245, "said_by": 2.604,
+    "names": 0.349, "substance": 1.521,
+}  # fmt: skip
+LEXICAL_CALIBRATION: Final = (-8.725, 1.068)
 # fitted: end
 
-SUBSTANCE_WORDS: Final = 12
+SUBSTANCE_WORDS: Final = 8
 """Content words at which an event says enough by itself (``substance`` = 1)."""
 
 
@@ -64,12 +86,15 @@ def substance(content_words: int) -> float:
     return min(1.0, content_words / SUBSTANCE_WORDS)
 
 
-def score(features: Mapping[str, float]) -> float:
-    """The order of candidates: higher first."""
-    return sum(weight * features.get(name, 0.0) for name, weight in WEIGHTS.items())
+def score(features: Mapping[str, float], hybrid: bool = True) -> float:
+    """The order of candidates: higher first.  ``hybrid``: the vector lane ran; else the
+    lexical model, fitted without it, orders them."""
+    weights = WEIGHTS if hybrid else LEXICAL_WEIGHTS
+    return sum(weight * features.get(name, 0.0) for name, weight in weights.items())
 
 
-def probability(score: float) -> float:
+def probability(score: float, hybrid: bool = True) -> float:
     """The confidence a score stands for: the share of such hits that were evidence."""
-    z = CALIBRATION[0] + CALIBRATION[1] * score
+    a, b = CALIBRATION if hybrid else LEXICAL_CALIBRATION
+    z = a + b * score
     return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0

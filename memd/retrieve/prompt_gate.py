@@ -37,7 +37,9 @@ __all__ = [
     "suggestions",
 ]
 
-PROMPT_HIGH: Final = 0.85
+PROMPT_HIGH: Final = 0.75
+"""The confidence at which a prompt gets the top hit's details: a calibrated probability, and of
+the hits stated at 0.75 or more about 85% were the answer on the evaluation sets (BENCHMARKS.md)."""
 PROMPT_SUGGESTIONS: Final = 3
 PROMPT_SEARCHED: Final = 8
 """Hits a prompt's search asks for, before what the session got and the floor leave out."""

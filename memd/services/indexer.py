@@ -48,6 +48,8 @@ from .index_check import open_index
 from .index_saver import Saver
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .vectors import VectorIndex
 
 __all__ = ["Indexer", "State"]
@@ -176,15 +178,17 @@ class Indexer:
 
     # --- queries --------------------------------------------------------------------
 
-    async def neighbors(self, query: str, count: int) -> list[tuple[int, float]] | None:
-        """(key, cosine similarity) of the stored vectors nearest ``query``; None while not ready."""
+    async def neighbors(self, query: str, count: int) -> tuple[list[tuple[int, float]], np.ndarray] | None:
+        """(key, cosine similarity) of the stored vectors nearest ``query``, and the query's own
+        unit vector (to measure other events against); None while not ready."""
         if not self.ready or self.embedder is None or self.index is None:
             return None
         self.saver.touch()
         embedder, index = self.embedder, self.index
 
-        def search() -> list[tuple[int, float]]:
-            return [(n.key, n.similarity) for n in index.search(embedder.embed_query(query), count)]
+        def search() -> tuple[list[tuple[int, float]], np.ndarray]:
+            vector = embedder.embed_query(query)
+            return [(n.key, n.similarity) for n in index.search(vector, count)], vector
 
         return await anyio.to_thread.run_sync(search, limiter=self._query_thread)
 

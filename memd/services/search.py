@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Final
 
 import anyio
+import numpy as np
 
 from ..capture.project import project_root
 from ..config import RetrievalConfig
@@ -34,7 +35,7 @@ from ..retrieve.hits import (
     weigh,
 )
 from ..retrieve.rank import fuse
-from ..store import Readers, entities, lanes, layers
+from ..store import Readers, entities, lanes, layers, outbox
 from ..store.lanes import Filters
 from ..store.projects import find_project, local_project
 from .indexer import Indexer
@@ -105,7 +106,7 @@ class Retriever:
         wanted = frozenset(lanes_wanted or LANES)
         ranked: dict[str, list[int]] = {}
         named: list[entities.Named] = []
-        neighbors: list[tuple[int, float]] | None = None
+        neighbors: tuple[list[tuple[int, float]], np.ndarray] | None = None
 
         async def lexical() -> None:
             found, entity_ids = await self.readers.run(lexical_lanes, query, filters, pool, wanted, self._frequencies)
@@ -124,8 +125,9 @@ class Retriever:
         mode = "hybrid" if neighbors is not None else "keyword"
         notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
         # One thread hop for the rest: vector keys to events, documents, evidence.
+        lane_order = bool(lanes_wanted)  # asked for some lanes: their own order, to see what each does
         hits = await self.readers.run(
-            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named
+            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named, lane_order
         )
         return mode, notice, hits
 
@@ -177,25 +179,36 @@ def _rank(
     query: Query,
     limit: int,
     ranked: dict[str, list[int]],
-    neighbors: list[tuple[int, float]] | None,
+    neighbors: tuple[list[tuple[int, float]], np.ndarray] | None,
     filters: Filters,
     pool: int,
     config: RetrievalConfig,
     in_context: str | None = None,
     named: Sequence[entities.Named] = (),
+    lane_order: bool = False,
 ) -> list[Hit]:
     """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits
     (``memd.retrieve.hits``; the reads they need, on one connection)."""
     similarity: dict[int, float] = {}
     if neighbors is not None:
-        by_event = lanes.vector_events(conn, close_neighbors(neighbors), filters, pool)
+        by_event = lanes.vector_events(conn, close_neighbors(neighbors[0]), filters, pool)
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
     fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
     candidates = shortlist(fused, limit)
+    if neighbors is not None:  # how close the others are too: a lexical match has a meaning as well
+        unmeasured = [event_id for event_id in candidates if event_id not in similarity]
+        similarity |= outbox.similarities(conn, unmeasured, neighbors[1])
     docs = lanes.docs(conn, candidates)
     citations = layers.cites(conn, candidates)
-    scored = weigh(candidates, docs, ranked, similarity, query, time.time(), config, _who(conn, candidates, named))
+    who = _who(conn, candidates, named)
+    around = lanes.surroundings(conn, candidates)
+    # The embedding model reads English: for a query in Korean, Chinese or Japanese its similarities
+    # say little, and the lexical model (fitted without them) weighs the candidates.
+    hybrid = neighbors is not None and not query.cjk
+    scored = weigh(candidates, docs, ranked, similarity, query, time.time(), config, who, around, hybrid=hybrid)
+    if lane_order:
+        scored.sort(key=lambda item: -fused[item.doc.id])
     if in_context is not None:
         scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
     return to_hits(one_per_session(scored), citations, ranked, limit)

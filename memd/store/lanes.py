@@ -49,6 +49,7 @@ __all__ = [
     "entity",
     "keyword",
     "substring",
+    "surroundings",
     "trigram",
     "vector_events",
 ]
@@ -324,6 +325,16 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
     ).fetchall()
     fields = Doc.__struct_fields__
     return {row[0]: Doc(**dict(zip(fields, row, strict=True))) for row in rows}
+
+
+def surroundings(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """Each event's neighbours' words as the context lane indexes them (``memd.store.neighbours``)."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT rowid, around FROM events_ctx WHERE rowid IN ({','.join('?' * len(ids))})", list(ids)
+    ).fetchall()
+    return {row[0]: row[1] for row in rows if row[1].strip()}
 
 
 def context_start(conn: sqlite3.Connection, session: str) -> int:

@@ -44,6 +44,7 @@ __all__ = [
     "recover",
     "requeue_all",
     "set_version",
+    "similarities",
     "stats",
     "stored_vectors",
 ]
@@ -82,6 +83,24 @@ def encode(vector: np.ndarray) -> bytes:
 
 def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def similarities(conn: sqlite3.Connection, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
+    """Cosine similarity of ``query`` (a unit vector) and each event's closest stored window."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        f"SELECT event_id, vector FROM vectors WHERE event_id IN ({','.join('?' * len(ids))})", list(ids)
+    ).fetchall()
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f2").reshape(len(rows), -1)
+    if matrix.shape[1] != query.shape[0]:  # vectors of another model, until a rebuild re-embeds them
+        return {}
+    best: dict[int, float] = {}
+    for (event_id, _), value in zip(rows, (matrix.astype(np.float32) @ query).tolist(), strict=True):
+        best[event_id] = max(best.get(event_id, -1.0), round(value, 4))
+    return best
 
 
 def _transaction(conn: sqlite3.Connection) -> sqlite3.Connection:

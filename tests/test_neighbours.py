@@ -1,0 +1,87 @@
+"""Each event read with its neighbours (issue 29): the links, the context lane, and what a
+forget takes out of them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from conftest import Instance
+
+from memd.protocol import Forget, Forgotten, Ingest, Ingested
+
+
+def turns(instance: Instance, cwd: str, session: str, *texts: str) -> list[int]:
+    return [instance.remember(text, cwd, session=session) for text in texts]
+
+
+def reply(instance: Instance, cwd: str, session: str, text: str) -> int:
+    payload = {"session_id": session, "cwd": cwd, "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": text, "transcript_path": "/dev/null"}  # fmt: skip
+    return instance.call(
+        Ingest(event="Stop", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode()), Ingested
+    ).event_id
+
+
+def bash(instance: Instance, cwd: str, session: str, command: str) -> int:
+    payload = {
+        "session_id": session, "cwd": cwd, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command}, "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False},
+        "tool_use_id": f"t{time.time_ns()}", "transcript_path": "/dev/null",
+    }  # fmt: skip
+    return instance.call(
+        Ingest(event="PostToolUse", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode()), Ingested
+    ).event_id
+
+
+def links(instance: Instance) -> dict[int, tuple[int | None, int | None]]:
+    return {row[0]: (row[1], row[2]) for row in instance.query("SELECT event_id, before_id, after_id FROM event_links")}
+
+
+def test_turns_link_to_the_turns_around_them_and_tools_to_their_prompt(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/p"
+    first, second = turns(daemon, cwd, "s", "run the migration on staging", "and then the smoke tests please")
+    tool = bash(daemon, cwd, "s", "alembic upgrade head")
+    answer = reply(daemon, cwd, "s", "Migrated staging and the smoke tests pass.")
+    other = turns(daemon, cwd, "t", "an unrelated session")[0]
+    found = links(daemon)
+    assert found[first] == (None, second)
+    assert found[second] == (first, answer)  # the tool call between them is not a turn
+    assert found[tool] == (second, None)  # the prompt that led to it
+    assert found[answer] == (second, None)
+    assert found[other] == (None, None)
+    (own, around) = daemon.query("SELECT own, around FROM events_ctx WHERE rowid = ?", second)[0]
+    assert own == "and then the smoke tests please"
+    assert "run the migration on staging" in around and "Migrated staging" in around
+
+
+def test_a_short_answer_is_found_through_its_question_and_a_reaction_does_not_outrank_it(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/chat"
+    _, answer, reaction = turns(
+        daemon, cwd, "s",
+        "Tom: Did you end up adopting that greyhound from the Riverside shelter?",
+        "Priya: Yes!! We picked him up on Saturday and called him Biscuit.",
+        "Tom: Cool! What does he look like?",
+    )  # fmt: skip
+    turns(daemon, cwd, "other", "Priya: the bakery on Main Street sells sourdough on Saturdays")
+    by_context = [hit.id for hit in daemon.search("adopting greyhound", cwd=cwd, lanes=["context"]).results]
+    assert answer in by_context
+    assert answer not in [hit.id for hit in daemon.search("adopting greyhound", cwd=cwd, lanes=["keyword"]).results]
+    ranked = [hit.id for hit in daemon.search("what did Priya call the greyhound she adopted", cwd=cwd).results]
+    assert ranked.index(answer) < ranked.index(reaction)
+    hit = next(h for h in daemon.search("adopting greyhound", cwd=cwd).results if h.id == answer)
+    assert "greyhound" not in hit.snippet.lower()  # what is shown is the event itself, not its neighbours
+
+
+def test_forgetting_a_neighbour_takes_its_words_out_of_the_others(daemon: Instance) -> None:
+    cwd = f"{daemon.root}/p"
+    before, secret, after = turns(daemon, cwd, "s", "what is the vault code", "it is quokkaplatypus42", "thanks!")
+    assert {hit.id for hit in daemon.search("quokkaplatypus42", cwd=cwd, lanes=["context"]).results} == {
+        before,
+        secret,
+        after,
+    }
+    daemon.call(Forget(ids=[str(secret)]), Forgotten)
+    assert daemon.search("quokkaplatypus42", cwd=cwd, lanes=["context"]).results == []
+    assert daemon.query("SELECT count(*) FROM events_ctx WHERE events_ctx MATCH 'quokkaplatypus42'") == [(0,)]
+    assert links(daemon)[before] == (None, None) and links(daemon)[after] == (None, None)
