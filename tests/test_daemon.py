@@ -122,13 +122,15 @@ def test_search_ranks_the_best_match_first(daemon: Instance) -> None:
             body = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": text, "n": n})
             client.call(Ingest(event="UserPromptSubmit", sent_at_ns=1, payload=body.encode()), Ingested)
         results = client.call(Search(query="segfault"), SearchResults).results
-        assert [r.snippet for r in results] == ["[segfault]", results[1].snippet]
-        assert results[0].score > results[1].score
+        assert {r.snippet for r in results[:2]} == {"[segfault]", results[0].snippet, results[1].snippet}
+        assert all("[segfault]" in r.snippet for r in results[:2]) and results[0].score > results[1].score
+        # what follows holds none of the word: found through its neighbour, and far less sure
+        assert all("segfault" not in r.snippet and r.confidence < results[1].confidence for r in results[2:])
         assert client.call(Search(query='usearch "order*'), SearchResults).results[0].snippet.count("[") == 2
         near = client.call(Search(query="segfault NEAR("), SearchResults).results  # operators are plain words
-        assert near[0].snippet == "[segfault]"
+        assert "[segfault]" in {r.snippet for r in near[:2]}
         relaxed = client.call(Search(query="segfault zeppelin"), SearchResults).results  # no event has both
-        assert [r.snippet for r in relaxed][:1] == ["[segfault]"] and len(relaxed) == 2
+        assert {r.snippet for r in relaxed[:2]} == {r.snippet for r in results[:2]}
         assert client.call(Search(query="-- * ()"), SearchResults).results == []
 
 

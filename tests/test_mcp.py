@@ -19,6 +19,7 @@ from memd_client.mcp.protocol import VERSIONS
 MCP = SHARED / "fixtures" / "claude-code" / "mcp"
 TOOLS = {
     "mem_search",
+    "mem_entities",
     "mem_timeline",
     "mem_details",
     "mem_smart_search",
@@ -169,6 +170,15 @@ def test_every_tool_end_to_end(daemon: Instance, mcp: Any, tmp_path: Path) -> No
     assert not error and "No memories match" in text
     text, error = session.call("mem_search", query="release checklist", since="1d")
     assert not error and hit in text
+
+    text, error = session.call("mem_entities", name="RELEASE.md")
+    assert not error and text.startswith("file docs/RELEASE.md (also: release.md, release)") and hit in text
+    text, error = session.call("mem_entities", kind="file")
+    assert not error and "docs/RELEASE.md" in text and "redis" not in text
+    text, error = session.call("mem_search", query="smoke tests", entity="docs/RELEASE.md")
+    assert not error and hit in text and "redis" not in text
+    text, error = session.call("mem_search", query="kubernetes", entity="release.md")
+    assert not error and "No memories match" in text
 
     text, error = session.call("mem_timeline", id=hit)
     assert not error and text.startswith(f"Timeline around [{hit}]") and "→" in text

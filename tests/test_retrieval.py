@@ -253,8 +253,13 @@ def test_rebuild_from_the_event_log(memd: Instance) -> None:
     memd.wait_embedded()
     before = [(h.id, h.confidence) for h in memd.search("backup compression zstd", cwd=cwd).results]
     assert before[0][0] == event
+    derived = (
+        "SELECT (SELECT count(*) FROM mentions), (SELECT count(*) FROM entities), (SELECT count(*) FROM events_ctx)"
+    )
+    counts = memd.query(derived)
     done = memd.memctl("rebuild", "--fts", "--json")
     assert done.returncode == 0, done.stderr
+    assert memd.query(derived) == counts and counts[0][0] > 0  # the entities and the context index, found again
     assert json.loads(done.stdout)["fts_rows"] == memd.status().events + len(
         memd.query("SELECT id FROM events WHERE kind = 'session_summary'")
     )

@@ -135,3 +135,21 @@ def test_a_port_in_use_is_named_not_a_traceback(daemon: Instance) -> None:
     assert (
         done.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
     )
+
+
+def test_entity_pages_list_what_memory_names_and_show_one_with_its_neighbours(ui: Viewer) -> None:
+    project = f"{ui.daemon.root}/project"
+    ui.daemon.remember("Priya: the <b>bakery</b> on Rua Augusta moved to src/shop/orders.py, see PAY-91", project,
+                       session="s-ent")  # fmt: skip
+    ui.get("/", t=ui.token)
+    listing = ui.get("/entities")
+    assert 'href="/e/PAY-91"' in listing and 'href="/e/src/shop/orders.py"' in listing and "Priya" in listing
+    assert "<b>bakery</b>" not in listing
+    files = ui.get("/entities", kind="file")
+    assert "src/shop/orders.py" in files and "PAY-91" not in files
+    page = ui.get("/e/orders.py")  # an alias finds it
+    assert "src/shop/orders.py" in page and "named in 1 memories of 1 sessions" in page
+    assert 'href="/e/PAY-91"' in page  # named with it: a neighbour, linked
+    assert re.search(r'href="/m/[A-Za-z0-9]{6}"', page)  # the memory that names it, by its citation id
+    assert "&lt;b&gt;bakery&lt;/b&gt;" in page  # what the memory says is text
+    assert "no entity called &#39;nobody-we-know&#39; in any project" in ui.get("/e/nobody-we-know")

@@ -54,25 +54,34 @@ class SearchArgs(msgspec.Struct, forbid_unknown_fields=True):
     all_projects: Annotated[bool, msgspec.Meta(description="Search every project.")] = False
     kind: Annotated[Kind | None, msgspec.Meta(description="Only memories of this kind.")] = None
     since: Since = None
-    entity: Annotated[
-        str | None,
-        msgspec.Meta(
-            max_length=200,
-            description="Only memories that name this entity: a file, person, function, error or ticket "
-            "(as mem_entities lists them: login.py, Caroline, KeyError, #412).",
-        ),
-    ] = None
+    entity: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=200,
+                description="Only memories that name this entity: a file, person, function, error or ticket "
+                "(as mem_entities lists them: login.py, Caroline, KeyError, #412).",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class EntitiesArgs(msgspec.Struct, forbid_unknown_fields=True):
-    name: Annotated[
-        str | None,
-        msgspec.Meta(
-            min_length=1, max_length=200,
-            description="A file, person, function, class, test, command, error, ticket, URL or package, by name or "
-            "alias (src/app/login.py, login.py, Caroline, KeyError, #412). Leave out to list the most mentioned.",
-        ),
-    ] = None  # fmt: skip
+    name: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=200,
+                description="A file, person, function, class, test, command, error, ticket, URL or package, by name"
+                " or alias (src/app/login.py, login.py, Caroline, KeyError, #412). Leave out to list the most"
+                " mentioned.",
+            ),
+        ]
+        | None
+    ) = None
     kind: Annotated[EntityKind | None, msgspec.Meta(description="Only entities of this kind.")] = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=50, description="Most entities, or events per entity.")] = 10
     project: Project = None

@@ -33,7 +33,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def rebuild_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fts", action="store_true", help="the keyword indexes (both FTS tables)")
+    p.add_argument("--fts", action="store_true", help="the keyword indexes (every FTS table) and the entities")
     p.add_argument("--vectors", action="store_true", help="every vector: re-embed all events in the background")
     p.set_defaults(handler=run_rebuild)
 
@@ -47,7 +47,7 @@ def run_rebuild(args: argparse.Namespace) -> int:
         reply = client.call(request, Rebuilt)
     lines = []
     if request.fts:
-        lines.append(f"keyword indexes rebuilt from {reply.fts_rows} events")
+        lines.append(f"keyword indexes and entities rebuilt from {reply.fts_rows} events")
     if request.vectors:
         lines.append(f"{reply.vectors_queued} events queued for embedding (progress: memctl status)")
     emit(args, plain(reply), "\n".join(lines))

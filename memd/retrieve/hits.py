@@ -28,6 +28,7 @@ from .rank import Evidence, Matcher, boosted, one_digest_per_session, penalty, s
 __all__ = [
     "MIN_POOL",
     "NOBODY",
+    "SEMANTIC_FLOOR",
     "VECTOR_FLOOR",
     "Named",
     "Scored",
@@ -46,6 +47,9 @@ MIN_POOL: Final = 40
 """Candidates each lane contributes at least; more for larger limits."""
 VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
+SEMANTIC_FLOOR: Final = 0.25
+"""A candidate with none of the query's words (alone or with its neighbours) and no entity in
+common is a hit only this close in meaning or closer: below it, MiniLM's unrelated text."""
 
 
 class Scored(NamedTuple):
@@ -119,7 +123,8 @@ def weigh(
         sim = similarity.get(event_id)
         said, names = named.said_by.get(event_id, ()), named.names.get(event_id, ())
         lanes = {lane: where[event_id] for lane, where in positions.items() if event_id in where}
-        if not evidence.matched and sim is None and not said and not names and "context" not in lanes:
+        close = sim is not None and sim >= SEMANTIC_FLOOR
+        if not evidence.matched and not close and not said and not names and "context" not in lanes:
             continue  # found by nothing that speaks for it: not worth a line
         features = {
             "keyword": lane_score(lanes.get("keyword")),

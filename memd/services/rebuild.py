@@ -1,6 +1,7 @@
 """Rebuild: recreate derived data from the event log (``memctl rebuild``).
 
-The keyword indexes are rebuilt in place on the writer's thread; the vectors are queued
+The keyword indexes (and the entities events name, read by the same rules) are rebuilt in
+place on the writer's thread; the vectors are queued
 again (the indexer drops its index and embeds every event anew, or, without an indexer,
 the outbox is refilled for the next daemon that has a model).
 """
@@ -12,7 +13,8 @@ import time
 import structlog
 
 from ..protocol import Rebuild, Rebuilt
-from ..store import Store, outbox
+from ..store import Store, entities, outbox
+from ..store.batch import atomically
 from ..store.schema import rebuild_keyword_indexes
 from .indexer import Indexer
 
@@ -31,6 +33,8 @@ class Rebuilder:
         if request.fts:
             reply.fts_rows = await self.store.writer.call(rebuild_keyword_indexes)
             log.info("keyword_indexes_rebuilt", rows=reply.fts_rows)
+            await self.store.writer.call(atomically(entities.rebuild))
+            log.info("entities_rebuilt", rows=reply.fts_rows)
         if request.vectors:
             if self.indexer is not None:
                 await self.indexer.reset()

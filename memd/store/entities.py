@@ -39,6 +39,7 @@ __all__ = [
     "mentions",
     "named",
     "record",
+    "rebuild",
     "refresh",
 ]
 
@@ -154,6 +155,14 @@ def refresh(conn: sqlite3.Connection, event_id: int) -> None:
         record(conn, event_id, *row)
 
 
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Find every event's entities again, from nothing (``memctl rebuild``: after the rules
+    changed); the events read.  Inside the caller's transaction."""
+    for table in ("mentions", "entity_edges", "entity_aliases", "entities"):
+        conn.execute(f"DELETE FROM {table}")
+    return backfill(conn)
+
+
 def backfill(conn: sqlite3.Connection) -> int:
     """Record the entities of every stored event (a migration's ``then``); the events read."""
     rows = conn.execute("SELECT id, kind, tool, text, meta, session_id FROM events ORDER BY id").fetchall()
@@ -252,7 +261,12 @@ def about(conn: sqlite3.Connection, entity_id: int, limit: int = 10, project_id:
     ).fetchone()
     if not count:
         return None
-    aliases = [a for (a,) in conn.execute("SELECT alias FROM entity_aliases WHERE entity_id = ?", (entity_id,))]
+    aliases = [
+        a
+        for (a,) in conn.execute(
+            "SELECT alias FROM entity_aliases WHERE entity_id = ? ORDER BY length(alias) DESC, alias", (entity_id,)
+        )
+    ]
     related = [
         Related(*found)
         for found in conn.execute(

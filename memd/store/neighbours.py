@@ -8,6 +8,8 @@ its surroundings (``events_ctx``: its own words, then its neighbours'), and the 
     a turn (prompt, reply)          the turn before and the turn after, in its session
     what a turn set off (a tool     the prompt that led to it
     call, its error, a task)
+    anything else (a summary, a     none: it is indexed with its own words alone, so that every
+    memory file, a session's end)   event can be found by the context lane
 
 The links are written as events arrive (``link``, from ``events.insert_event``): a new turn
 also becomes its previous turn's ``after``.  Triggers keep ``events_ctx`` equal to what the
@@ -32,8 +34,10 @@ _LAST_TURNS = (
 
 
 def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: str) -> None:
-    """Link a just-stored event to its neighbours (inside the writer's transaction)."""
+    """Link a just-stored event to its neighbours (inside the writer's transaction); a derived
+    event replaced in place keeps its row (the text trigger renews its words)."""
     if not session_id or (kind not in TURNS and kind not in SET_OFF):
+        conn.execute("INSERT OR IGNORE INTO event_links (event_id) VALUES (?)", (event_id,))
         return
     turns = conn.execute(_LAST_TURNS, (session_id, event_id)).fetchall()
     if kind in TURNS:
@@ -48,12 +52,7 @@ def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: 
 
 def backfill(conn: sqlite3.Connection) -> int:
     """Link every stored event, in id order (a migration's ``then``); the events linked."""
-    kinds = (*TURNS, *sorted(SET_OFF))
-    rows = conn.execute(
-        f"SELECT id, session_id, kind FROM events WHERE session_id IS NOT NULL"
-        f" AND kind IN ({','.join('?' * len(kinds))}) ORDER BY id",
-        kinds,
-    ).fetchall()
+    rows = conn.execute("SELECT id, session_id, kind FROM events ORDER BY id").fetchall()
     for event_id, session_id, kind in rows:
         link(conn, event_id, session_id, kind)
     return len(rows)
