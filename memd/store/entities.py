@@ -38,8 +38,8 @@ __all__ = [
     "mentioned",
     "mentions",
     "named",
-    "record",
     "rebuild",
+    "record",
     "refresh",
 ]
 
