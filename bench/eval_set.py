@@ -18,6 +18,10 @@ project, once fused and once per lane (``LANE_RUNS``).
 Every set has a part kept out of all tuning (``untouched``, ``UNTOUCHED``): fusion weights and
 the confidence model are fitted on the ``tuning`` part only (``bench/fit.py`` reads ``--dump``).
 
+Runs: ``fused`` (memd's search as users get it), each lane alone in its own order (``keyword``,
+``context``, ``vector``, ``entity``), and ``bm25``: not memd at all, a plain SQLite FTS5 BM25 over
+the same stored texts with each question as the OR of its words, the baseline to beat.
+
 Per set, part, run and style: recall@5 and @10 (share of the evidence among the first k),
 nDCG@10 over graded relevance (coding) or binary (others), MRR, no-match accuracy (no result
 reaches ``[retrieval] min_confidence``) and the p50 round trip of the search call.
@@ -34,6 +38,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import sqlite3
 import sys
 import time
 import uuid
@@ -45,6 +51,7 @@ from harness import isolated_daemon, markdown_table, summary
 
 from memd.config import RetrievalConfig
 from memd.protocol import Ingest, Ingested, Remember, Remembered, Search, SearchResults
+from memd.query import STOP_EN
 from memd_client.rpc import Client
 
 EVAL = Path(__file__).resolve().parent / "eval"
@@ -61,6 +68,7 @@ LANE_RUNS = {
     "context": ["context"],
     "vector": ["vector"],
     "entity": ["entity"],
+    "bm25": [],  # not memd: a plain FTS5 BM25 over the same texts (``bm25_baseline``)
 }
 THRESHOLD = RetrievalConfig().min_confidence
 LIMIT = 10
@@ -199,25 +207,59 @@ def evaluate(
         reply = client.call(Search(query=q["query"], limit=limit, cwd=q["cwd"], lanes=lanes), SearchResults)
         elapsed_ms = (time.perf_counter() - started) * 1000
         found = [ids.get(hit.id, "?") for hit in reply.results]
-        row: dict[str, Any] = {
-            "id": q["id"], "query": q["query"], "style": q["style"], "expectation": q["expectation"],
-            "part": q["part"], "ms": elapsed_ms,
-            "results": [(ids.get(h.id, "?"), round(h.confidence, 3)) for h in reply.results[:LIMIT]],
-        }  # fmt: skip
-        if q["expectation"] == "match":
-            relevance: dict[str, int] = q["expected"]
-            first = next((rank for rank, memory in enumerate(found[:LIMIT], 1) if memory in relevance), None)
-            ideal = dcg(sorted(relevance.values(), reverse=True)[:LIMIT])
-            row.update(
-                recall5=len(set(found[:5]) & relevance.keys()) / len(relevance),
-                recall10=len(set(found[:LIMIT]) & relevance.keys()) / len(relevance),
-                ndcg10=dcg([relevance.get(memory, 0) for memory in found[:LIMIT]]) / ideal if ideal else 0.0,
-                rr=1 / first if first else 0.0,
-                expected=relevance,
-            )
-        else:
-            row["ok"] = not any(hit.confidence >= THRESHOLD for hit in reply.results)
+        results = [(ids.get(h.id, "?"), round(h.confidence, 3)) for h in reply.results[:LIMIT]]
+        row = _scored(q, found, results, elapsed_ms)
         yield row, reply
+
+
+def bm25_baseline(database: str, questions: Sequence[Question], ids: dict[int, str]) -> list[dict[str, Any]]:
+    """The rows a plain SQLite FTS5 BM25 scores, outside memd: the same stored texts (one table per
+    project, ``porter unicode61``), each question as the OR of its words (the baseline of issue 29)."""
+    source = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    stored = source.execute(
+        "SELECT e.id, p.root, e.text FROM events e JOIN projects p ON p.id = e.project_id"
+    ).fetchall()
+    source.close()
+    tables: dict[str, sqlite3.Connection] = {}
+    for event_id, root, text in stored:
+        if event_id not in ids:
+            continue
+        if root not in tables:
+            tables[root] = sqlite3.connect(":memory:")
+            tables[root].execute("CREATE VIRTUAL TABLE d USING fts5(text, tokenize='porter unicode61')")
+        tables[root].execute("INSERT INTO d (rowid, text) VALUES (?, ?)", (event_id, text))
+    rows = []
+    for q in questions:
+        words = [w for w in re.findall(r"\w+", q["query"].lower()) if w not in STOP_EN]
+        table = tables.get(q["cwd"])
+        found: list[str] = []
+        if words and table is not None:
+            match = " OR ".join(f'"{w}"' for w in words)
+            found = [ids[r[0]] for r in table.execute("SELECT rowid FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?",
+                                                      (match, LIMIT))]  # fmt: skip
+        rows.append(_scored(q, found, [], 0.0))
+    return rows
+
+
+def _scored(q: Question, found: list[str], results: list[tuple[str, float]], ms: float) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": q["id"], "query": q["query"], "style": q["style"], "expectation": q["expectation"],
+        "part": q["part"], "ms": ms, "results": results,
+    }  # fmt: skip
+    if q["expectation"] == "match":
+        relevance: dict[str, int] = q["expected"]
+        first = next((rank for rank, memory in enumerate(found[:LIMIT], 1) if memory in relevance), None)
+        ideal = dcg(sorted(relevance.values(), reverse=True)[:LIMIT])
+        row.update(
+            recall5=len(set(found[:5]) & relevance.keys()) / len(relevance),
+            recall10=len(set(found[:LIMIT]) & relevance.keys()) / len(relevance),
+            ndcg10=dcg([relevance.get(memory, 0) for memory in found[:LIMIT]]) / ideal if ideal else 0.0,
+            rr=1 / first if first else 0.0,
+            expected=relevance,
+        )
+    else:
+        row["ok"] = not results or all(confidence < THRESHOLD for _, confidence in results)
+    return row
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:
@@ -277,10 +319,12 @@ def main() -> int:
             chosen_questions = [q for q in questions if args.part in ("all", q["part"])]
             parts = ("tuning", "untouched") if args.part == "all" else (args.part,)
             for run, lanes in runs.items():
-                rows = []
-                for row, _ in evaluate(client, chosen_questions, ids, lanes):
-                    rows.append(row)
-                    if args.verbose and run == "fused" and not (row.get("ok") or row.get("recall5")):
+                if run == "bm25":
+                    rows = bm25_baseline(instance.paths.database, chosen_questions, ids)
+                else:
+                    rows = [row for row, _ in evaluate(client, chosen_questions, ids, lanes)]
+                for row in rows if args.verbose and run == "fused" else ():
+                    if not (row.get("ok") or row.get("recall5")):
                         print(f"[{set_name}] MISS {row['id']} ({row['style']}): {row['query']!r}", file=sys.stderr)
                         print(f"      expected {row.get('expected', {})}; got {row['results'][:5]}", file=sys.stderr)
                 for part in parts:

@@ -176,5 +176,4 @@ def insert_derived(
         ),
     ).fetchone()  # fmt: skip
     assign_citation(conn, event_id)
-    link_neighbours(conn, event_id, session_id, kind)  # its own words in the context lane
     return int(event_id)

@@ -8,8 +8,12 @@ its surroundings (``events_ctx``: its own words, then its neighbours'), and the 
     a turn (prompt, reply)          the turn before and the turn after, in its session
     what a turn set off (a tool     the prompt that led to it
     call, its error, a task)
-    anything else (a summary, a     none: it is indexed with its own words alone, so that every
-    memory file, a session's end)   event can be found by the context lane
+    what someone wrote apart (a     no neighbours: its own words alone, so that it competes in
+    memory file, a compaction's     the context lane on its own words, as the others do
+    summary, an agent's report)
+    memd's digests and its          not in the context lane: a session's summary and snapshot retell
+    bookkeeping                     its turns (each would win its own session's neighbourhood), and
+                                    a session's start or end says nothing
 
 The links are written as events arrive (``link``, from ``events.insert_event``): a new turn
 also becomes its previous turn's ``after``.  Triggers keep ``events_ctx`` equal to what the
@@ -21,11 +25,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-__all__ = ["SET_OFF", "TURNS", "backfill", "link"]
+__all__ = ["ALONE", "SET_OFF", "TURNS", "backfill", "link"]
 
 TURNS: Final = ("prompt", "assistant")
 SET_OFF: Final = frozenset({"tool", "tool_error", "tool_use", "task_state", "memory"})
 """Kinds read with the prompt that led to them."""
+ALONE: Final = frozenset({"claude-memory", "instructions", "compact_summary", "subagent_stop"})
+"""Kinds read by their own words alone."""
 
 _LAST_TURNS = (
     "SELECT id, kind FROM events WHERE session_id = ? AND kind IN ('prompt', 'assistant') AND id < ?"
@@ -34,10 +40,11 @@ _LAST_TURNS = (
 
 
 def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: str) -> None:
-    """Link a just-stored event to its neighbours (inside the writer's transaction); a derived
-    event replaced in place keeps its row (the text trigger renews its words)."""
+    """Link a just-stored event to its neighbours (inside the writer's transaction)."""
+    if kind in ALONE or (not session_id and (kind in TURNS or kind in SET_OFF)):
+        conn.execute("INSERT INTO event_links (event_id) VALUES (?)", (event_id,))
+        return
     if not session_id or (kind not in TURNS and kind not in SET_OFF):
-        conn.execute("INSERT OR IGNORE INTO event_links (event_id) VALUES (?)", (event_id,))
         return
     turns = conn.execute(_LAST_TURNS, (session_id, event_id)).fetchall()
     if kind in TURNS:
