@@ -27,7 +27,8 @@ GITHUB = "ghp_" + "R8kq2LmZ7xW4vN9pT3sY6bH1cJ5dF0gA2eK7"
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc51Xb"
 MYSQL = "S3cretPass9x"
 HANGUL = "흙뿅꿺"
-SECRETS = (GITHUB, STRIPE, MYSQL)
+WEBHOOK = "https://hooks.slack.com/services/" + "T0A1B2C3D/B0E4F5G6H/q8W2eR4tY6uI8oP0aS2dF4gH"
+SECRETS = (GITHUB, STRIPE, MYSQL, WEBHOOK.rsplit("/", 1)[1])
 
 
 @pytest.fixture
@@ -46,8 +47,10 @@ def old_store() -> Iterator[Instance]:
         _event(inst, "PostToolUse", cwd, tool_name="Read", tool_use_id="t2", tool_input={"file_path": f"{cwd}/.env"},
                tool_response={"file": {"content": f"# payments\nSTRIPE_KEY={STRIPE}\nDEBUG=1\n"}})  # fmt: skip
         _event(inst, "UserPromptSubmit", cwd, prompt="Refactor the payment module into services")
+        _event(inst, "UserPromptSubmit", cwd, prompt=f"post the release notes to {WEBHOOK} when done")
         _event(inst, "SessionEnd", cwd, reason="exit")
         inst.wait_embedded()
+        assert inst.query("SELECT count(*) FROM entities WHERE kind = 'url' AND name = ?", WEBHOOK) == [(1,)]
         assert all(secret.encode() in _files(inst) for secret in SECRETS)
         assert inst.stop() == 0
         inst.configure("")  # today's rules
@@ -103,6 +106,11 @@ def test_scan_redacts_the_past_in_every_store_and_the_files(old_store: Instance)
     # Gone from search, the keyword indexes' segments, every file memd writes.
     assert inst.search(GITHUB, all_projects=True).results == []
     assert inst.query("SELECT count(*) FROM events_fts_data WHERE instr(block, ?)", GITHUB[6:].encode()) == [(0,)]
+    # The entities were found again in what is left: the webhook's address is no entity any more.
+    names = " ".join(
+        row[0] for row in inst.query("SELECT name FROM entities UNION ALL SELECT alias FROM entity_aliases")
+    )
+    assert not [secret for secret in SECRETS if secret in names] and "hooks.slack.com" in names
     inst.wait_embedded()  # the redacted events embedded again
     embedding = inst.status().embedding
     assert embedding is not None and embedding.index_vectors == embedding.stored_vectors
