@@ -50,7 +50,7 @@ from typing import Any
 from harness import isolated_daemon, markdown_table, summary
 
 from memd.config import RetrievalConfig
-from memd.protocol import Ingest, Ingested, Remember, Remembered, Search, SearchResults
+from memd.protocol import Ingest, Ingested, Search, SearchResults
 from memd.query import STOP_EN
 from memd_client.rpc import Client
 
@@ -106,19 +106,14 @@ def load_coding(client: Client, root: str) -> tuple[dict[int, str], list[Questio
     ids: dict[int, str] = {}
     at = time.time() - 86400
     for memory in data["memories"]:
-        session = _session(f"coding:{memory['project']}")
-        if memory["kind"] == "prompt":
-            payload = {
-                "session_id": session,
-                "cwd": cwd,
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": memory["content"],
-                "transcript_path": "/dev/null",
-            }
-            ids[_ingest(client, "UserPromptSubmit", payload, at, memory["id"])] = memory["id"]
-        else:
-            reply = client.call(Remember(text=memory["content"], cwd=cwd, session=session), Remembered)
-            ids[reply.event_id] = memory["id"]
+        payload = {
+            "session_id": _session(f"coding:{memory['project']}"),
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": memory["content"],
+            "transcript_path": "/dev/null",
+        }
+        ids[_ingest(client, "UserPromptSubmit", payload, at, memory["id"])] = memory["id"]
         at += 1
     questions = [
         Question(

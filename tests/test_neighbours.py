@@ -4,11 +4,13 @@ forget takes out of them."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 from conftest import Instance
 
 from memd.protocol import Forget, Forgotten, Ingest, Ingested
+from memd.store.schema import TOKENIZER, context_row
 
 
 def turns(instance: Instance, cwd: str, session: str, *texts: str) -> list[int]:
@@ -50,7 +52,7 @@ def test_turns_link_to_the_turns_around_them_and_tools_to_their_prompt(daemon: I
     assert found[tool] == (second, None)  # the prompt that led to it
     assert found[answer] == (second, None)
     assert found[other] == (None, None)
-    (own, around) = daemon.query("SELECT own, around FROM events_ctx WHERE rowid = ?", second)[0]
+    ((_, own, around),) = daemon.query(f"SELECT {context_row('l')} FROM event_links l WHERE event_id = ?", second)
     assert own == "and then the smoke tests please"
     assert "run the migration on staging" in around and "Migrated staging" in around
 
@@ -85,3 +87,31 @@ def test_forgetting_a_neighbour_takes_its_words_out_of_the_others(daemon: Instan
     assert daemon.search("quokkaplatypus42", cwd=cwd, lanes=["context"]).results == []
     assert daemon.query("SELECT count(*) FROM events_ctx WHERE events_ctx MATCH 'quokkaplatypus42'") == [(0,)]
     assert links(daemon)[before] == (None, None) and links(daemon)[after] == (None, None)
+
+
+def test_the_context_index_holds_exactly_what_the_links_say_after_forgets(daemon: Instance) -> None:
+    """``events_ctx`` keeps no text: each removal gives the texts again.  After turns, tool calls, a
+    reply and forgets in the middle of sessions, every word it indexes is where the links put it."""
+    cwd = f"{daemon.root}/p"
+    a = turns(daemon, cwd, "s1", "alpha bravo charlie", "delta echo foxtrot", "golf hotel india")
+    bash(daemon, cwd, "s1", "juliet kilo lima")
+    reply(daemon, cwd, "s1", "mike november oscar")
+    b = turns(daemon, cwd, "s2", "papa quebec romeo", "sierra tango uniform")
+    daemon.call(Forget(ids=[str(a[1]), str(b[0])]), Forgotten)
+    turns(daemon, cwd, "s1", "victor whiskey xray")
+    conn = sqlite3.connect(daemon.paths.database)
+    expected = sqlite3.connect(":memory:")
+    expected.execute(f"CREATE VIRTUAL TABLE x USING fts5(own, around, tokenize='{TOKENIZER}')")
+    expected.executemany(
+        "INSERT INTO x (rowid, own, around) VALUES (?, ?, ?)",
+        conn.execute(f"SELECT {context_row('l')} FROM event_links l").fetchall(),
+    )
+    for db, table in ((conn, "events_ctx"), (expected, "x")):
+        db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_v USING fts5vocab(main, {table}, 'instance')")
+
+    def postings(db: sqlite3.Connection, table: str) -> set[tuple[str, int, str]]:
+        return set(db.execute(f"SELECT term, doc, col FROM temp.{table}_v"))
+
+    assert postings(conn, "events_ctx") == postings(expected, "x")
+    assert not {term for term, _, _ in postings(conn, "events_ctx")} & {"delta", "echo", "papa", "quebec"}
+    conn.close()

@@ -123,7 +123,9 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
     }
     assert data["per_day"] == []  # the viewer's chart asks for days; memctl does not
     assert data["projects"] == [{"root": a, "events": 4}, {"root": b, "events": 1}]
-    assert set(data["sizes"]) == {"database", "wal", "keyword_index", "trigram_index", "vector_index", "measured"}
+    assert set(data["sizes"]) == {
+        "database", "wal", "keyword_index", "trigram_index", "context_index", "vector_index", "measured"
+    }  # fmt: skip
     assert set(data["hook_latency_ms"]["PostToolUse"]) == {"count", "p50", "p95", "p99"}
     assert data["embedding"]["backlog"] == 5
 

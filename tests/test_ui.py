@@ -88,7 +88,7 @@ def test_every_page_renders_real_data_and_hostile_content_as_text(ui: Viewer) ->
     assert "pelican" in timeline and "toucan" in timeline
     assert "<script>window.__pwned" not in timeline and "&lt;script&gt;window.__pwned" in timeline
     found = ui.get("/search", q="pelican login")
-    (cite,) = set(re.findall(r'href="/m/(\w+)"', found))
+    cite = re.findall(r'href="/m/(\w+)"', found)[0]  # the best hit (its neighbour in the session may follow)
     assert "confidence" in found and "why:" in found
     memory = ui.get(f"/m/{cite}")
     assert "flaky pelican login test" in memory and "/s/s-ui" in memory
@@ -106,7 +106,8 @@ def test_every_page_renders_real_data_and_hostile_content_as_text(ui: Viewer) ->
 
 def test_a_forget_through_the_page_reaches_the_daemon(ui: Viewer) -> None:
     ui.get("/", t=ui.token)
-    (hit,) = ui.daemon.search("pelican", all_projects=True).results
+    hit = ui.daemon.search("pelican", all_projects=True).results[0]
+    assert "pelican" in hit.title
     preview = ui.get("/forget", id=hit.cite)
     assert "Forget it" in preview and "pelican" in preview
     origin = {"Origin": f"http://127.0.0.1:{ui.port}"}

@@ -36,7 +36,7 @@ from typing import Final
 import msgspec
 
 from ..query import Query, like_patterns, match_expression, trigram_expression
-from .schema import TOKENIZER
+from .schema import TOKENIZER, context_row
 
 __all__ = [
     "RANK_CAP",
@@ -332,9 +332,9 @@ def surroundings(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]
     if not ids:
         return {}
     rows = conn.execute(
-        f"SELECT rowid, around FROM events_ctx WHERE rowid IN ({','.join('?' * len(ids))})", list(ids)
+        f"SELECT {context_row('l')} FROM event_links l WHERE l.event_id IN ({','.join('?' * len(ids))})", list(ids)
     ).fetchall()
-    return {row[0]: row[1] for row in rows if row[1].strip()}
+    return {event_id: around for event_id, _, around in rows if around.strip()}
 
 
 def context_start(conn: sqlite3.Connection, session: str) -> int:

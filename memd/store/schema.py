@@ -31,6 +31,7 @@ __all__ = [
     "MIGRATIONS",
     "Migration",
     "applied",
+    "context_row",
     "migrate",
     "pending",
     "rebuild_keyword_indexes",
@@ -83,13 +84,19 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
 
 
 _OWN = "substr(CASE WHEN e.text = '' THEN e.title ELSE e.text END, 1, 600)"
-_CONTEXT_ROW = (
-    f"new.event_id, (SELECT {_OWN} FROM events e WHERE e.id = new.event_id),"
-    f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = new.before_id), '') || char(10) ||"
-    f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = new.after_id), '')"
-)
-"""An ``events_ctx`` row from its ``event_links`` row: the first 600 characters of the event
-and of each neighbour (a neighbour's gist is in its opening; a long one would drown the event)."""
+
+
+def context_row(link: str) -> str:
+    """SQL for the ``events_ctx`` row (rowid, own, around) of the ``event_links`` row ``link``:
+    the first 600 characters of the event and of each neighbour (a neighbour's gist is in its
+    opening; a long one would drown the event).  The index keeps no copy of these texts
+    (``content=''``), so removing a row means giving them again exactly: the triggers do it
+    *before* an event or a link changes, while the texts it was made of are still there."""
+    return (
+        f"{link}.event_id, (SELECT {_OWN} FROM events e WHERE e.id = {link}.event_id),"
+        f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = {link}.before_id), '') || char(10) ||"
+        f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = {link}.after_id), '')"
+    )
 
 
 def _backfill_neighbours_and_entities(conn: sqlite3.Connection) -> None:
@@ -672,7 +679,8 @@ MIGRATIONS: Final = (
         -- or a reply) the turn before and the turn after, for what a turn set off (a tool call,
         -- its error, a task) the prompt that led to it.  event_links is the truth; events_ctx,
         -- the keyword index of an event's own words (own) with its neighbours' (around), follows
-        -- it by trigger, so a neighbour forgotten or redacted leaves no word behind.
+        -- it by trigger, so a neighbour forgotten or redacted leaves no word behind.  It stores
+        -- no text (content=''): a row is removed by giving its texts again, before they change.
         CREATE TABLE event_links (
             event_id  INTEGER PRIMARY KEY,
             before_id INTEGER,
@@ -681,30 +689,40 @@ MIGRATIONS: Final = (
         CREATE INDEX event_links_by_before ON event_links(before_id) WHERE before_id IS NOT NULL;
         CREATE INDEX event_links_by_after ON event_links(after_id) WHERE after_id IS NOT NULL;
         CREATE INDEX events_turns ON events(session_id, id) WHERE kind IN ('prompt', 'assistant');
-        CREATE VIRTUAL TABLE events_ctx USING fts5(own, around, tokenize='{TOKENIZER}');
+        CREATE VIRTUAL TABLE events_ctx USING fts5(own, around, content='', tokenize='{TOKENIZER}');
         CREATE TRIGGER event_links_insert AFTER INSERT ON event_links
         BEGIN
-            INSERT INTO events_ctx(rowid, own, around) VALUES ({_CONTEXT_ROW});
+            INSERT INTO events_ctx(rowid, own, around) VALUES ({context_row("new")});
+        END;
+        CREATE TRIGGER event_links_unindex BEFORE UPDATE ON event_links
+        BEGIN
+            INSERT INTO events_ctx(events_ctx, rowid, own, around) VALUES ('delete', {context_row("old")});
         END;
         CREATE TRIGGER event_links_update AFTER UPDATE ON event_links
         BEGIN
-            DELETE FROM events_ctx WHERE rowid = old.event_id;
-            INSERT INTO events_ctx(rowid, own, around) VALUES ({_CONTEXT_ROW});
+            INSERT INTO events_ctx(rowid, own, around) VALUES ({context_row("new")});
         END;
-        CREATE TRIGGER event_links_delete AFTER DELETE ON event_links
+        CREATE TRIGGER event_links_delete BEFORE DELETE ON event_links
         BEGIN
-            DELETE FROM events_ctx WHERE rowid = old.event_id;
+            INSERT INTO events_ctx(events_ctx, rowid, own, around) VALUES ('delete', {context_row("old")});
         END;
-        CREATE TRIGGER events_links_delete AFTER DELETE ON events
+        CREATE TRIGGER events_links_delete BEFORE DELETE ON events
         BEGIN
             DELETE FROM event_links WHERE event_id = old.id;
             UPDATE event_links SET before_id = NULL WHERE before_id = old.id;
             UPDATE event_links SET after_id = NULL WHERE after_id = old.id;
         END;
+        CREATE TRIGGER events_links_unindex BEFORE UPDATE OF title, text ON events
+        BEGIN
+            INSERT INTO events_ctx(events_ctx, rowid, own, around)
+            SELECT 'delete', {context_row("l")} FROM event_links l
+            WHERE l.event_id = old.id OR l.before_id = old.id OR l.after_id = old.id;
+        END;
         CREATE TRIGGER events_links_text AFTER UPDATE OF title, text ON events
         BEGIN
-            UPDATE event_links SET before_id = before_id
-            WHERE event_id = new.id OR before_id = new.id OR after_id = new.id;
+            INSERT INTO events_ctx(rowid, own, around)
+            SELECT {context_row("l")} FROM event_links l
+            WHERE l.event_id = new.id OR l.before_id = new.id OR l.after_id = new.id;
         END;
 
         -- memd.store.entities (memd.capture.entities finds them).  An entity lives while an
@@ -800,8 +818,8 @@ def rebuild_keyword_indexes(conn: sqlite3.Connection) -> int:
         conn.execute("INSERT INTO events_fts(events_fts) VALUES ('rebuild')")
         conn.execute("DELETE FROM events_cjk")
         conn.execute("INSERT INTO events_cjk(rowid, title, text) SELECT id, title, text FROM events WHERE cjk")
-        conn.execute("DELETE FROM events_ctx")
-        conn.execute(f"INSERT INTO events_ctx(rowid, own, around) SELECT {_CONTEXT_ROW} FROM event_links new")
+        conn.execute("INSERT INTO events_ctx(events_ctx) VALUES ('delete-all')")
+        conn.execute(f"INSERT INTO events_ctx(rowid, own, around) SELECT {context_row('l')} FROM event_links l")
         rows = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
         conn.execute("COMMIT")
     except BaseException:
