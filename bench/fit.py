@@ -180,6 +180,40 @@ def lexical(data: list[Question]) -> list[Question]:
     return found
 
 
+THRESHOLDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70)
+INJECT_PRECISION = 0.75
+INJECT_TRAPS = 0.10
+"""The injection threshold is the lowest of ``THRESHOLDS`` at which at least three in four of the
+hits a prompt would be given are evidence and at most one trap in ten gives anything."""
+
+
+def thresholds(data: list[Question], w: np.ndarray, calibration: tuple[float, float]) -> list[list[object]]:
+    """Per threshold: the share of evidence among each question's first 10 hits at or above it, the
+    hits per question, the questions whose evidence is among them, the traps with any."""
+    table = []
+    for t in THRESHOLDS:
+        hits = evidence = answered = questions = traps = trap_questions = 0
+        for x, y, _, trap in data:
+            p = 1 / (1 + np.exp(-(calibration[0] + calibration[1] * (x @ w))))
+            chosen = [i for i in np.argsort(-p, kind="stable")[:10] if p[i] >= t]
+            hits, evidence = hits + len(chosen), evidence + int(sum(y[i] for i in chosen))
+            if trap:
+                trap_questions, traps = trap_questions + 1, traps + bool(chosen)
+            else:
+                questions, answered = questions + 1, answered + any(y[i] for i in chosen)
+        table.append([t, round(evidence / max(1, hits), 3), round(hits / len(data), 2),
+                      round(answered / max(1, questions), 3), f"{traps}/{trap_questions}"])  # fmt: skip
+    return table
+
+
+def injection_threshold(table: list[list[object]]) -> float | None:
+    for t, precision, _, _, traps in table:
+        caught, total = (int(n) for n in str(traps).split("/"))
+        if float(str(precision)) >= INJECT_PRECISION and caught <= INJECT_TRAPS * max(1, total):
+            return float(str(t))
+    return None
+
+
 def weights_of(w: np.ndarray) -> dict[str, float]:
     fitted = dict(zip(FITTED, (round(float(v), 3) for v in w), strict=True))
     return {name: fitted[UNFITTED.get(name, name)] for name in FEATURES}
@@ -211,6 +245,12 @@ def report(name: str, part_dump: list[dict[str, Any]], part: list[Question], w: 
     for row in reliability(part, w, calibration):
         print("   ", row)
     print(f"{name}: the traps' best confidences: {traps(part, w, calibration)}")
+    table = thresholds(part, w, calibration)
+    print(f"{name}: thresholds (t, share of evidence at or above, hits per question, questions answered, traps)")
+    for row in table:
+        print("   ", row)
+    print(f"{name}: injection threshold by the rule (evidence >= {INJECT_PRECISION}, traps <= {INJECT_TRAPS}):"
+          f" {injection_threshold(table)}")  # fmt: skip
 
 
 def main() -> int:
