@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import isolated_daemon, markdown_table, summary
+from retrieval import drain
 
 from memd.config import RetrievalConfig
 from memd.protocol import Ingest, Ingested, Search, SearchResults
@@ -55,6 +56,8 @@ from memd.query import STOP_EN
 from memd_client.rpc import Client
 
 EVAL = Path(__file__).resolve().parent / "eval"
+SET = EVAL / "coding_memory.json"
+"""The coding-memory set (``bench/context.py`` and ``bench/models.py`` ask its questions too)."""
 SETS = ("coding", "conversations", "long_chats")
 UNTOUCHED = {
     "conversations": {"conv-02", "conv-05"},
@@ -100,7 +103,7 @@ def _session(name: str) -> str:
 
 
 def load_coding(client: Client, root: str) -> tuple[dict[int, str], list[Question]]:
-    data = json.loads((EVAL / "coding_memory.json").read_text())
+    data = json.loads(SET.read_text())
     cwd = os.path.join(root, "coding")
     os.makedirs(cwd, exist_ok=True)
     ids: dict[int, str] = {}
@@ -306,8 +309,6 @@ def main() -> int:
             else:
                 loaded[set_name] = load_dialogues(client, instance.root, set_name)
         started = time.monotonic()
-        from retrieval import drain
-
         drain(instance, timeout=1800.0)
         embed_s = time.monotonic() - started
         for set_name, (ids, questions) in loaded.items():

@@ -1,7 +1,6 @@
 """Fit memd's ranking and confidence (``memd/retrieve/model.py``) on the tuning parts of the evaluation sets.
 
-    .venv/bin/python bench/eval_set.py --dump /tmp/tuning.json                          # candidates
-    .venv/bin/python bench/eval_set.py --dump /tmp/untouched.json --dump-part untouched  # to check on
+    .venv/bin/python bench/eval_set.py --runs fused --dump /tmp/tuning.json --dump-untouched /tmp/untouched.json
     .venv/bin/python bench/fit.py /tmp/tuning.json --check /tmp/untouched.json [--write]
 
 Every candidate a search shortlisted for a tuning question (``bench/eval_set.py --dump``) comes

@@ -22,7 +22,7 @@ from ..protocol import Hit
 from ..query import STOP_EN, Query, tokens
 from ..store.lanes import Doc
 from .digest import detail_tokens, files_of, summary
-from .model import lane_score, probability, score, substance
+from .model import SUBSTANCE_WORDS, lane_score, probability, score, substance
 from .rank import Evidence, Matcher, boosted, one_digest_per_session, penalty, snippet
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "weigh",
 ]
 
-MIN_POOL: Final = 40
+MIN_POOL: Final = 20
 """Candidates each lane contributes at least; more for larger limits."""
 VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
@@ -165,15 +165,19 @@ def own_words(doc: Doc) -> str:
     return text if doc.kind in ("prompt", "assistant") else f"{doc.title}\n{text}"
 
 
-def content_words(text: str) -> int:
-    """Words of ``text`` that carry content, in its first 2,000 characters: not function words, and
-    of five letters or more, or with a digit, or not ASCII (a Korean word).  Short words are the
-    common ones ("cool", "look", "like", "okay"): how much a turn says shows in its longer words."""
-    return sum(
-        1
-        for word in tokens(text[:2000])
-        if word not in STOP_EN and (len(word) >= 5 or not word.isalpha() or not word.isascii())
-    )
+def content_words(text: str, enough: int = SUBSTANCE_WORDS) -> int:
+    """Words of ``text`` that carry content, up to ``enough`` (all ``substance`` needs): not
+    function words, and of five letters or more, or with a digit, or not ASCII (a Korean word).
+    Short words are the common ones ("cool", "look", "like", "okay"): how much a turn says shows
+    in its longer words.  Read a few hundred characters at a time: most texts have enough early."""
+    found = 0
+    for start in range(0, min(len(text), 2000), 400):
+        for word in tokens(text[start : start + 400]):
+            if word not in STOP_EN and (len(word) >= 5 or not word.isalpha() or not word.isascii()):
+                found += 1
+                if found >= enough:
+                    return found
+    return found
 
 
 def in_context_last(scored: list[Scored], session: str, start: int) -> list[Scored]:

@@ -116,7 +116,9 @@ class Matcher:
         folded = text.casefold().replace("_", " ")  # as the tokenizers see it: snake_case is two words
         pairs = zip(self.groups, self._patterns, strict=True)
         matched = tuple(group[0] for group, pattern in pairs if pattern.search(folded))
-        if self._phrase and self._phrase in " ".join(re.findall(r"[^\W_]+", folded)):
+        # A text holding the phrase holds each of its words: only then is it worth looking for.
+        whole = len(matched) == len(self.groups)
+        if whole and self._phrase and self._phrase in " ".join(re.findall(r"[^\W_]+", folded)):
             return Evidence(1.0, tuple(group[0] for group in self.groups), True)
         return Evidence(len(matched) / len(self.groups) if self.groups else 0.0, matched, False)
 

@@ -1,8 +1,9 @@
 """Search: ``Retriever.search`` runs the lanes concurrently, fuses them and explains each hit.
 
-    keyword | trigram | substring    one worker thread (``memd.store.lanes``)
-    vector                          the indexer, alongside (``memd.services.indexer``)
-    fuse, weigh, explain            one more thread hop (``memd.retrieve.hits``)
+    keyword | entity | trigram | substring    one reader thread (``memd.store.lanes``)
+    context                                   the other reader, alongside
+    vector                                    the indexer, alongside (``memd.services.indexer``)
+    fuse, weigh, explain                      one more thread hop (``memd.retrieve.hits``)
 
 Scope is the caller's project by default (``cwd``), a named project, or all of them.
 While the embedding model loads (or if it cannot), search runs on the keyword lanes
@@ -40,9 +41,14 @@ from ..store.lanes import Filters
 from ..store.projects import find_project, local_project
 from .indexer import Indexer
 
-__all__ = ["LANES", "Retriever", "lexical_lanes"]
+__all__ = ["DEFAULT_LANES", "LANES", "Retriever", "lexical_lanes"]
 
 LANES = ("keyword", "trigram", "substring", "context", "entity", "vector")
+DEFAULT_LANES = frozenset(LANES) - {"entity"}
+"""What a search runs unless it names its lanes.  The entity lane alone finds little
+(``bench/eval_set.py``: recall@5 0.04-0.19), and the fitted model gives its rank no weight
+(``memd.retrieve.model``): what the query's entities say reaches the order through ``said_by``
+and ``names``, read for every candidate; the lane answers when asked (``lanes=["entity"]``)."""
 
 
 class Retriever:
@@ -103,7 +109,7 @@ class Retriever:
         """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
         ``in_context``: a session whose events since its last compaction rank after all others."""
         pool = pool_size(limit)
-        wanted = frozenset(lanes_wanted or LANES)
+        wanted = frozenset(lanes_wanted) if lanes_wanted else DEFAULT_LANES
         ranked: dict[str, list[int]] = {}
         named: list[entities.Named] = []
         neighbors: tuple[list[tuple[int, float]], np.ndarray] | None = None
@@ -113,6 +119,10 @@ class Retriever:
             ranked.update(found)
             named.extend(entity_ids)
 
+        async def contextual() -> None:  # on the other reader: the two lexical halves take as long
+            if "context" in wanted:
+                ranked["context"] = await self.readers.run(lanes.context, query, filters, pool, self._frequencies)
+
         async def semantic() -> None:
             nonlocal neighbors
             if self.indexer is not None and "vector" in wanted:
@@ -121,6 +131,7 @@ class Retriever:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(lexical)
+            tg.start_soon(contextual)
             tg.start_soon(semantic)
         mode = "hybrid" if neighbors is not None else "keyword"
         notice = self._keyword_only_notice() if neighbors is None and "vector" in wanted else ""
@@ -250,8 +261,6 @@ def lexical_lanes(
     named = entities.named(conn, [group[0] for group in query.groups], query.text)
     if "keyword" in wanted:
         found["keyword"] = lanes.keyword(conn, query, filters, pool, frequencies)
-    if "context" in wanted:
-        found["context"] = lanes.context(conn, query, filters, pool, frequencies)
     if "entity" in wanted:
         rare = [
             entity.id for entity in named if entities.mentioned(conn, entity.id, ENTITY_LANE_MAX + 1) <= ENTITY_LANE_MAX

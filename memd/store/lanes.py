@@ -60,6 +60,9 @@ TOP_UP_CAP: Final = 4 * RANK_CAP
 """Most further matches walked (newest first) to fill up a filtered result."""
 CONTEXT_WEIGHTS: Final = (1.0, 0.5)
 """BM25 weights of an event's own words and its neighbours' in the context lane."""
+CONTEXT_CAP: Final = 200
+"""Most rows the context lane ranks with BM25: it runs beside the keyword lane on every search
+(the prompt hook's too), and a common word's newest 200 neighbourhoods are as many as it needs."""
 CONTEXT_SPREAD: Final = 3
 """A word's rows in ``events_ctx`` per row of ``events_fts``: its own and two neighbours'."""
 SUBSTRING_WINDOW: Final = 50_000
@@ -125,19 +128,19 @@ def _escape_like(text: str) -> str:
 
 def _ranked(
     conn: sqlite3.Connection, table: str, match: str, estimate: int, filters: Filters, limit: int,
-    weights: tuple[float, float] = (2.0, 1.0),
+    weights: tuple[float, float] = (2.0, 1.0), cap: int = RANK_CAP,
 ) -> list[int]:  # fmt: skip
     """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
 
-    ``estimate`` is an upper bound of the rows ``match`` finds: up to RANK_CAP they are
-    all ranked, beyond it only the newest RANK_CAP (then the newest others fill up).
+    ``estimate`` is an upper bound of the rows ``match`` finds: up to ``cap`` they are
+    all ranked, beyond it only the newest ``cap`` (then the newest others fill up).
     """
     where, args = filters.sql()
     floor = 0
-    if estimate > RANK_CAP:
+    if estimate > cap:
         floor = conn.execute(
             f"SELECT min(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?)",
-            (match, RANK_CAP),
+            (match, cap),
         ).fetchone()[0]
         if floor is None:
             return []
@@ -241,7 +244,7 @@ def context(
     rare = [(group, n) for group, n in pairs if n <= RANK_CAP] or pairs
     any_of = match_expression([group for group, _ in rare], operator="OR", prefix_last=False)
     estimate = CONTEXT_SPREAD * sum(n for _, n in rare)
-    return _ranked(conn, "events_ctx", any_of, estimate, filters, limit, CONTEXT_WEIGHTS)
+    return _ranked(conn, "events_ctx", any_of, estimate, filters, limit, CONTEXT_WEIGHTS, CONTEXT_CAP)
 
 
 def entity(conn: sqlite3.Connection, entities: Sequence[int], filters: Filters, limit: int) -> list[int]:
