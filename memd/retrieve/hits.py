@@ -1,6 +1,6 @@
 """From the lanes' candidates to the hits a search returns: pure functions, no IO.
 
-    shortlist        the best fused candidates, a pool's worth
+    shortlist        each lane's best candidates, a pool's worth
     weigh            each candidate's evidence, confidence and score (``rank.py``), best first
     in_context_last  the asking session's own recent events after everything else
     one_per_session  one digest (summary or snapshot) per session
@@ -88,9 +88,20 @@ def close_neighbors(neighbors: Sequence[tuple[int, float]]) -> list[tuple[int, f
     return [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
 
 
-def shortlist(fused: Mapping[int, float], limit: int) -> list[int]:
-    """The ids of the best fused candidates, best first."""
-    return sorted(fused, key=lambda event_id: -fused[event_id])[: pool_size(limit)]
+def shortlist(ranked: Mapping[str, Sequence[int]], limit: int) -> list[int]:
+    """The candidates the model weighs: each lane's first, then each lane's second, and so on,
+    until a pool's worth.  No lane's best is left out for another lane's many: which lane is
+    right for a query is the model's to say (a long chat's answer may be the context lane's
+    third and no other lane's), not the shortlist's."""
+    chosen: dict[int, None] = {}
+    pool = pool_size(limit)
+    for at in range(max((len(ids) for ids in ranked.values()), default=0)):
+        for ids in ranked.values():
+            if at < len(ids):
+                chosen.setdefault(ids[at])
+                if len(chosen) >= pool:
+                    return list(chosen)
+    return list(chosen)
 
 
 def weigh(

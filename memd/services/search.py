@@ -206,7 +206,7 @@ def _rank(
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
     fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
-    candidates = shortlist(fused, limit)
+    candidates = shortlist({lane: ids for lane, ids in ranked.items() if ids}, limit)
     if neighbors is not None:  # how close the others are too: a lexical match has a meaning as well
         unmeasured = [event_id for event_id in candidates if event_id not in similarity]
         similarity |= outbox.similarities(conn, unmeasured, neighbors[1])
