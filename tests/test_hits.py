@@ -43,10 +43,12 @@ def test_weigh_keeps_evidence_and_orders_by_score() -> None:
     docs[3] = doc(3, "parser", "a parser note")
     ranked = {"keyword": [2, 3, 1]}
     query = compile_query("parser crash")
-    scored = weigh([2, 3, 1, 4], docs, ranked, {}, query, NOW, RetrievalConfig())  # 4: deleted since
+    scored = weigh([2, 3, 1, 4], docs, ranked, {}, query, NOW, RetrievalConfig(), hybrid=False)  # 4: deleted since
     assert [item.doc.id for item in scored] == [1, 3]  # 2 has none of the words and no similarity
     assert scored[0].confidence > scored[1].confidence and scored[0].similarity is None
     assert scored[0].features["coverage"] == 1.0 and scored[1].features["coverage"] == 0.5
+    unembedded = weigh([1], docs, ranked, {}, query, NOW, RetrievalConfig())  # hybrid, but no vector of it yet
+    assert unembedded[0].confidence == scored[0].confidence  # weighed by the lexical model, not as dissimilar
     near = weigh([2], docs, {"vector": [2]}, {2: 0.9}, query, NOW, RetrievalConfig())
     assert [item.doc.id for item in near] == [2] and near[0].similarity == 0.9  # the vector lane speaks for it
     assert near[0].features["vector"] == 1.0 and near[0].features["similarity"] == 0.9

@@ -120,7 +120,8 @@ def weigh(
     """The candidates with any evidence, with their features and confidence (``model.py``),
     best first: confidence, then a few percent for recency, importance and graduation.
     ``around``: each candidate's neighbours' words (``memd.store.neighbours``); ``hybrid``: the
-    vector lane ran (else the lexical model weighs them)."""
+    vector lane ran, and ``similarity`` has every candidate that has vectors (the others, and all
+    of them when it did not run, are weighed by the lexical model)."""
     around = around or {}
     matcher = Matcher(query)
     positions = {lane: {event_id: rank for rank, event_id in enumerate(ids, 1)} for lane, ids in ranked.items()}
@@ -151,7 +152,10 @@ def weigh(
             "names": float(bool(names)),
             "substance": round(substance(content_words(own)), 4),
         }
-        sure = round(probability(score(features, hybrid), hybrid) * penalty(doc.text or doc.title), 4)
+        # An event not embedded yet (just stored) has no similarity to speak for or against it:
+        # the lexical model, fitted without one, weighs it.
+        measured = hybrid and sim is not None
+        sure = round(probability(score(features, measured), measured) * penalty(doc.text or doc.title), 4)
         rank = boosted(sure, (now - doc.client_ts) / 86400, doc.importance, config.recency_half_life_days, doc.level)
         entities = (*(f"said by {who}" for who in said), *names)
         scored.append(Scored(rank, doc, evidence, sure, sim, features, entities))
