@@ -75,8 +75,8 @@ def record(
     session_id: str | None,
 ) -> int:  # fmt: skip
     """Store the entities ``event_id`` names; how many."""
-    try:
-        fields = json.loads(meta) if meta and meta != "{}" else {}
+    try:  # a tool's file and command are in its meta; nothing else's entities are
+        fields = json.loads(meta) if tool and meta and meta != "{}" else {}
     except ValueError:
         fields = {}
     found = extract(kind, tool, text, fields if isinstance(fields, dict) else {})

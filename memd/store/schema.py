@@ -83,13 +83,18 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE OR IGNORE projects SET key = ? WHERE id = ?", (project_key(root), project_id))
 
 
-_OWN = "substr(CASE WHEN e.text = '' THEN e.title ELSE e.text END, 1, 600)"
+_OWN = (
+    "CASE WHEN e.text = '' OR e.kind IN ('tool', 'tool_use', 'task_state') THEN e.title"
+    " ELSE substr(e.text, 1, 600) END"
+)
 
 
 def context_row(link: str) -> str:
     """SQL for the ``events_ctx`` row (rowid, own, around) of the ``event_links`` row ``link``:
     the first 600 characters of the event and of each neighbour (a neighbour's gist is in its
-    opening; a long one would drown the event).  The index keeps no copy of these texts
+    opening; a long one would drown the event); of a tool call, its title (``Bash: pytest -x``:
+    its output is in the keyword index already, and the prompt that led to it is its
+    context).  The index keeps no copy of these texts
     (``content=''``), so removing a row means giving them again exactly: the triggers do it
     *before* an event or a link changes, while the texts it was made of are still there."""
     return (
