@@ -4,8 +4,9 @@
 candidates; a candidate's fused score is weighted reciprocal rank fusion,
 ``sum(w / (k + rank))`` over the lanes that found it (k = 60), normalized by the score of a
 candidate ranked first in every lane that ran.  Ranks, not raw scores, are fused: BM25 and
-cosine live on different scales.  Fusion only decides which candidates are weighed (the
-shortlist); their order is their confidence.
+cosine live on different scales.  It orders the hits of a search that names its lanes (to see
+what those lanes do); a search as users make it weighs each lane's best (``hits.shortlist``)
+with the fitted model, and orders them by its confidence.
 
 **Evidence** (``Matcher``): the share of the query's concepts an event holds (a concept is a
 word with its translations; found = a word of the event starts with its stem), and whether it
@@ -59,13 +60,9 @@ _NOISE = re.compile(
 
 
 LANE_WEIGHTS: Final = {"vector": 2.0}
-"""How much a lane's ranks count in the fusion (1 unless named).  The three lexical lanes
-(keyword, trigram, substring) mostly agree, so unweighted they outvote the one vector lane
-three to one, and a question asked in other words than its answer lost the answer the
-vector lane found.  Weight 2, chosen on memd's coding-memory set (``bench/eval_set.py``,
-2026-11-26): paraphrased questions' recall@5 0.495 → 0.539, keyword questions' 0.956 →
-0.953-0.955 (two runs), traps unchanged (0.569), the golden sets unchanged; weight 3 did no
-better (0.530)."""
+"""How much a lane's ranks count in the fusion (1 unless named): the three lexical lanes
+(keyword, trigram, substring) mostly agree, so unweighted they would outvote the one vector lane
+three to one (chosen on memd's coding-memory set in issue 19, when fusion ordered every search)."""
 
 
 def fuse(
