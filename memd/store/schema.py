@@ -84,8 +84,7 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
 
 
 _OWN = (
-    "CASE WHEN e.text = '' OR e.kind IN ('tool', 'tool_use', 'task_state') THEN e.title"
-    " ELSE substr(e.text, 1, 600) END"
+    "CASE WHEN e.text = '' OR e.kind IN ('tool', 'tool_use', 'task_state') THEN e.title ELSE substr(e.text, 1, 600) END"
 )
 
 
