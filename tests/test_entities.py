@@ -138,3 +138,40 @@ def test_memctl_entities_and_search_by_entity(daemon: Instance) -> None:
     explained = daemon.search("what did Caroline research", cwd=cwd)
     assert explained.results[0].entities == ["said by Caroline"]
     assert explained.results[0].features["said_by"] == 1.0
+
+
+def test_events_restored_from_an_export_or_a_sync_bring_their_entities_and_neighbours() -> None:
+    """``memctl import --from-export`` and the sync's apply store events through ``restore``:
+    the same insert as a hook's, so entities and links come along."""
+    import sqlite3
+
+    from memd.protocol import ExportedEvent
+    from memd.store.restore import restore
+    from memd.store.schema import migrate
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(conn)
+    rows = [
+        ExportedEvent(
+            cite=f"Abc{n}de",
+            idem_key=f"k{n}",
+            event="UserPromptSubmit",
+            kind="prompt",
+            session_id="s",
+            project="/p",
+            tool=None,
+            title=f"Prompt: {text}",
+            text=text,
+            meta={},
+            importance=2,
+            client_ts=1000.0 + n,
+            received_at=1000.0 + n,
+        )
+        for n, text in enumerate(["Caroline: the fix is in src/app/login.py", "Melanie: thanks, merging PAY-91"])
+    ]
+    conn.execute("BEGIN")
+    assert restore(conn, rows, {}, 2000.0)[0] == 2
+    conn.execute("COMMIT")
+    named = {name for (name,) in conn.execute("SELECT name FROM entities")}
+    assert {"Caroline", "Melanie", "src/app/login.py", "PAY-91"} <= named
+    assert conn.execute("SELECT count(*) FROM event_links WHERE after_id IS NOT NULL").fetchone() == (1,)
