@@ -1,9 +1,9 @@
-"""Search: ``Retriever.search`` runs the lanes concurrently, fuses them and explains each hit.
+"""Search: ``Retriever.search`` runs the lanes concurrently, weighs their best and explains each hit.
 
     keyword | entity | trigram | substring    one reader thread (``memd.store.lanes``)
     context                                   the other reader, alongside
     vector                                    the indexer, alongside (``memd.services.indexer``)
-    fuse, weigh, explain                      one more thread hop (``memd.retrieve.hits``)
+    shortlist, weigh, explain                 one more thread hop (``memd.retrieve.hits``)
 
 Scope is the caller's project by default (``cwd``), a named project, or all of them.
 While the embedding model loads (or if it cannot), search runs on the keyword lanes
@@ -198,15 +198,15 @@ def _rank(
     named: Sequence[entities.Named] = (),
     lane_order: bool = False,
 ) -> list[Hit]:
-    """Fuse the lanes, weigh the evidence of the best candidates, return the best ``limit`` hits
+    """Shortlist each lane's best, weigh their evidence, return the best ``limit`` hits
     (``memd.retrieve.hits``; the reads they need, on one connection)."""
     similarity: dict[int, float] = {}
     if neighbors is not None:
         by_event = lanes.vector_events(conn, close_neighbors(neighbors[0]), filters, pool)
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
-    fused = fuse({lane: ids for lane, ids in ranked.items() if ids}, config.rrf_k)
-    candidates = shortlist({lane: ids for lane, ids in ranked.items() if ids}, limit)
+    found = {lane: ids for lane, ids in ranked.items() if ids}
+    candidates = shortlist(found, limit)
     if neighbors is not None:  # how close the others are too: a lexical match has a meaning as well
         unmeasured = [event_id for event_id in candidates if event_id not in similarity]
         similarity |= outbox.similarities(conn, unmeasured, neighbors[1])
@@ -218,7 +218,8 @@ def _rank(
     # say little, and the lexical model (fitted without them) weighs the candidates.
     hybrid = neighbors is not None and not query.cjk
     scored = weigh(candidates, docs, ranked, similarity, query, time.time(), config, who, around, hybrid=hybrid)
-    if lane_order:
+    if lane_order:  # the lanes asked for, in their own (fused) order
+        fused = fuse(found, config.rrf_k)
         scored.sort(key=lambda item: -fused[item.doc.id])
     if in_context is not None:
         scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
