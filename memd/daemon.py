@@ -5,7 +5,7 @@ fire-and-forget)::
 
     run()                   instance lock, store, writer task, listener
       workers               the indexer, the consolidator
-        background          signal watcher, spool drain, retention (janitor), idle exit
+        background          signal watcher, spool drain, retention (janitor), schema 14's backfill, idle exit
         Server.serve()      accept; one task per connection
 
 Shutdown (SIGTERM, SIGINT, a ``Shutdown`` request or idle exit) calls ``Server.close``:
@@ -41,6 +41,7 @@ from .server.accept import Server, listen
 from .server.activation import inherited_socket
 from .services.activity import Activity
 from .services.assembly import Services
+from .services.backfill import Backfill
 from .services.consolidation import Consolidator
 from .services.idle import IdleExit
 from .services.indexer import Indexer
@@ -120,6 +121,7 @@ async def _serve(
         background.start_soon(services.drain.run)
         background.start_soon(services.janitor.run)
         background.start_soon(services.syncer.run)
+        background.start_soon(Backfill(services.store.writer).run)
         if idle_exit:
             readers, indexer, consolidator = services.store.readers, services.indexer, services.consolidator
             idle = IdleExit(idle_exit, services.activity, readers, indexer, consolidator, server.close)

@@ -115,3 +115,67 @@ def test_the_context_index_holds_exactly_what_the_links_say_after_forgets(daemon
     assert postings(conn, "events_ctx") == postings(expected, "x")
     assert not {term for term, _, _ in postings(conn, "events_ctx")} & {"delta", "echo", "papa", "quebec"}
     conn.close()
+
+
+def test_events_stored_before_schema_14_are_linked_and_read_in_the_background_as_new_ones_are() -> None:
+    """Migration 14 only marks what is left; ``backfill.step`` derives it a batch at a time, in
+    any number of steps, with new events arriving meanwhile: the end is what live inserts give."""
+    from memd.capture.prepare import NewEvent
+    from memd.store.backfill import KEY, left, step
+    from memd.store.events import insert_event
+    from memd.store.schema import migrate
+
+    texts = [
+        ("prompt", "Caroline: did the tests in tests/test_login.py pass?"),
+        ("assistant", "Not yet, KeyError"),
+        ("tool", "pytest -x"),
+        ("prompt", "Caroline: then fix src/app/login.py"),
+        ("assistant", "Fixed PAY-91"),
+    ]
+
+    def event(n: int, kind: str, text: str) -> NewEvent:
+        return NewEvent(
+            idem_key=f"k{n}", event="x", kind=kind, session_id="s", cwd="/p", tool="Bash" if kind == "tool" else None,
+            title=text[:40], text=text, meta="{}", payload="{}", importance=2, client_ts=float(n), received_at=float(n),
+            size=len(text), truncated=False,
+        )  # fmt: skip
+
+    def derived(db: sqlite3.Connection) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        return (db.execute("SELECT * FROM event_links ORDER BY 1").fetchall(),
+                db.execute("SELECT m.event_id, e.kind, e.name FROM mentions m JOIN entities e ON e.id = m.entity_id"
+                           " ORDER BY 1, 2, 3").fetchall())  # fmt: skip
+
+    live, late = (sqlite3.connect(":memory:", isolation_level=None) for _ in range(2))
+    for db in (live, late):
+        migrate(db)
+    for n, (kind, text) in enumerate(texts):
+        insert_event(live, event(n, kind, text), None)
+    for n, (kind, text) in enumerate(texts[:4]):  # stored before the migration: nothing derived
+        insert_event(late, event(n, kind, text), None, derive=False)
+    late.execute("INSERT INTO settings (key, value) VALUES (?, '1 4')", (KEY,))
+    insert_event(late, event(4, *texts[4]), None)  # a new turn arrives before the backfill runs
+    assert left(late) == 4
+    while step(late, 3):
+        pass
+    assert left(late) == 0 and late.execute("SELECT count(*) FROM settings WHERE key = ?", (KEY,)).fetchone() == (0,)
+    assert derived(late) == derived(live)
+
+
+def test_the_daemon_backfills_in_the_background_while_it_serves(instance: Instance) -> None:
+    from memd.store.backfill import KEY
+
+    instance.start()
+    cwd = f"{instance.root}/p"
+    ids = turns(instance, cwd, "s", *(f"Caroline: turn {n} about src/app/mod{n}.py" for n in range(250)))
+    assert instance.stop() == 0
+    conn = sqlite3.connect(instance.paths.database, isolation_level=None)
+    conn.execute("DELETE FROM event_links")  # as a store from before schema 14 had it
+    conn.execute("DELETE FROM mentions")
+    conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)", (KEY, f"{ids[0]} {ids[-1]}"))
+    conn.close()
+    instance.start()
+    assert instance.search("turn 3", cwd=cwd).results  # serving while it backfills
+    instance.wait_for(lambda: instance.query("SELECT count(*) FROM settings WHERE key = ?", KEY) == [(0,)])
+    assert instance.query("SELECT count(*) FROM event_links") == [(250,)]
+    assert instance.query("SELECT count(*) FROM entities WHERE kind = 'file'") == [(250,)]
+    assert instance.stop() == 0

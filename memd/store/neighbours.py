@@ -16,7 +16,8 @@ its surroundings (``events_ctx``: its own words, then its neighbours'), and the 
                                     a session's start or end says nothing
 
 The links are written as events arrive (``link``, from ``events.insert_event``): a new turn
-also becomes its previous turn's ``after``.  Triggers keep ``events_ctx`` equal to what the
+also becomes its previous turn's ``after``.  Events stored before schema 14 are linked later, in
+the background (``memd.store.backfill``).  Triggers keep ``events_ctx`` equal to what the
 links and the events say, through forgets and redactions.
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-__all__ = ["ALONE", "SET_OFF", "TURNS", "backfill", "link"]
+__all__ = ["ALONE", "SET_OFF", "TURNS", "link"]
 
 TURNS: Final = ("prompt", "assistant")
 SET_OFF: Final = frozenset({"tool", "tool_error", "tool_use", "task_state", "memory"})
@@ -39,27 +40,29 @@ _LAST_TURNS = (
 )  # served by the partial index events_turns; the newest prompt is among the last few turns
 
 
-def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: str) -> None:
-    """Link a just-stored event to its neighbours (inside the writer's transaction)."""
+_NEXT_TURN = (
+    "SELECT id FROM events WHERE session_id = ? AND kind IN ('prompt', 'assistant') AND id > ? ORDER BY id LIMIT 1"
+)
+
+
+def link(conn: sqlite3.Connection, event_id: int, session_id: str | None, kind: str, *, late: bool = False) -> None:
+    """Link an event to its neighbours (inside the writer's transaction): a just-stored one, or
+    (``late``) one stored before the links existed, whose next turn may be stored already."""
     if kind in ALONE or (not session_id and (kind in TURNS or kind in SET_OFF)):
-        conn.execute("INSERT INTO event_links (event_id) VALUES (?)", (event_id,))
+        conn.execute("INSERT OR IGNORE INTO event_links (event_id) VALUES (?)", (event_id,))
         return
     if not session_id or (kind not in TURNS and kind not in SET_OFF):
         return
     turns = conn.execute(_LAST_TURNS, (session_id, event_id)).fetchall()
     if kind in TURNS:
         before = turns[0][0] if turns else None
-        conn.execute("INSERT INTO event_links (event_id, before_id) VALUES (?, ?)", (event_id, before))
+        after = conn.execute(_NEXT_TURN, (session_id, event_id)).fetchone() if late else None
+        conn.execute(
+            "INSERT OR IGNORE INTO event_links (event_id, before_id, after_id) VALUES (?, ?, ?)",
+            (event_id, before, after[0] if after else None),
+        )
         if before is not None:
             conn.execute("UPDATE event_links SET after_id = ? WHERE event_id = ?", (event_id, before))
         return
     prompt = next((turn_id for turn_id, turn_kind in turns if turn_kind == "prompt"), None)
-    conn.execute("INSERT INTO event_links (event_id, before_id) VALUES (?, ?)", (event_id, prompt))
-
-
-def backfill(conn: sqlite3.Connection) -> int:
-    """Link every stored event, in id order (a migration's ``then``); the events linked."""
-    rows = conn.execute("SELECT id, session_id, kind FROM events ORDER BY id").fetchall()
-    for event_id, session_id, kind in rows:
-        link(conn, event_id, session_id, kind)
-    return len(rows)
+    conn.execute("INSERT OR IGNORE INTO event_links (event_id, before_id) VALUES (?, ?)", (event_id, prompt))

@@ -20,8 +20,6 @@ from typing import Final, NamedTuple
 
 from ..capture.project import project_key
 from ..cite import citation_id
-from .entities import backfill as backfill_entities
-from .neighbours import backfill as backfill_neighbours
 from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
@@ -101,11 +99,6 @@ def context_row(link: str) -> str:
         f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = {link}.before_id), '') || char(10) ||"
         f" coalesce((SELECT {_OWN} FROM events e WHERE e.id = {link}.after_id), '')"
     )
-
-
-def _backfill_neighbours_and_entities(conn: sqlite3.Connection) -> None:
-    backfill_neighbours(conn)
-    backfill_entities(conn)
 
 
 class Migration(NamedTuple):
@@ -774,8 +767,13 @@ MIGRATIONS: Final = (
             DELETE FROM entity_aliases WHERE entity_id = old.entity_id;
             DELETE FROM entities WHERE id = old.entity_id;
         END;
+
+        -- The events stored before this migration get their links and entities in the
+        -- background, a batch at a time (memd.store.backfill): the first id still to do and
+        -- the last.  A large store must not keep the daemon from serving while it upgrades.
+        INSERT INTO settings (key, value)
+        SELECT 'backfill_schema_14', min(id) || ' ' || max(id) FROM events HAVING count(*) > 0;
         """,
-        then=_backfill_neighbours_and_entities,
     ),
 )
 
