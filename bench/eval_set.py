@@ -301,17 +301,16 @@ def main() -> int:
     runs = {name: LANE_RUNS[name] for name in args.runs.split(",") if name}
     results: list[dict[str, Any]] = []
     dumped: dict[Path, list[dict[str, Any]]] = {}
-    with isolated_daemon() as instance, instance.client() as client:
-        loaded = {}
-        for set_name in chosen:
+    embed_s = 0.0
+    for set_name in chosen:  # each in a store of its own: BM25's statistics and caps are the set's
+        with isolated_daemon() as instance, instance.client() as client:
             if set_name == "coding":
-                loaded[set_name] = load_coding(client, instance.root)
+                ids, questions = load_coding(client, instance.root)
             else:
-                loaded[set_name] = load_dialogues(client, instance.root, set_name)
-        started = time.monotonic()
-        drain(instance, timeout=1800.0)
-        embed_s = time.monotonic() - started
-        for set_name, (ids, questions) in loaded.items():
+                ids, questions = load_dialogues(client, instance.root, set_name)
+            started = time.monotonic()
+            drain(instance, timeout=1800.0)
+            embed_s += time.monotonic() - started
             chosen_questions = [q for q in questions if args.part in ("all", q["part"])]
             parts = ("tuning", "untouched") if args.part == "all" else (args.part,)
             for run, lanes in runs.items():
