@@ -35,19 +35,6 @@ def test_a_quiet_project_is_found_under_a_busy_ones_common_word(tmp_path: Path) 
     assert len(everywhere) == 10 and 1 not in everywhere  # ranked among the newest matches only
 
 
-def test_a_projects_matches_are_ranked_though_another_projects_are_newer(tmp_path: Path) -> None:
-    # Project 1's best match is its oldest; project 2 has more (and newer) matches than the cap.
-    # Ranked within the newest matches of the whole store, project 1 would get its newest rows.
-    best = "retry retry retry the upload"
-    ordinary = [(1, f"retry step {n} of a long and wordy deployment checklist") for n in range(30)]
-    busy = [(2, f"retry loop {n}") for n in range(lanes.RANK_CAP + 500)]
-    conn = database(tmp_path, [(1, best), *ordinary, *busy])
-    assert lanes.keyword(conn, compile_query("retry"), Filters(project_id=1), 5)[0] == 1
-    # the context lane too (its cap is smaller): each event standing alone, its row is its own words
-    conn.execute("INSERT INTO event_links (event_id) SELECT id FROM events")
-    assert lanes.context(conn, compile_query("retry"), Filters(project_id=1), 5)[0] == 1
-
-
 def test_and_first_then_or(tmp_path: Path) -> None:
     conn = database(tmp_path, [(1, "parser cache"), (1, "parser only"), (1, "cache only"), (1, "neither")])
     assert lanes.keyword(conn, compile_query("parser cache"), Filters(), 10)[0] == 1

@@ -16,11 +16,9 @@ million events would cost a second, so the keyword lane looks at document
 frequencies first (``events_fts_terms``, one B-tree probe per word):
 
 - an expression expected to match at most ``RANK_CAP`` rows is ranked in full (BM25);
-- a larger one is ranked within its ``RANK_CAP`` newest matches that pass the filters
-  (looked for among the ``RANK_CAP + TOP_UP_CAP`` newest: another project's matches do
-  not crowd a project's out), and topped up with the newest filtered matches among the
-  ``TOP_UP_CAP`` next ones: recency decides which matches of a very common word compete,
-  BM25 the order among them;
+- a larger one is ranked within its ``RANK_CAP`` newest matches, and topped up with
+  the newest filtered matches among the ``TOP_UP_CAP`` next ones: recency decides
+  which matches of a very common word compete, BM25 the order among them;
 - the OR fallback leaves out words that are that common (when rarer ones remain),
   as a stop-word list would: they say little about which event is meant;
 - the last word is a prefix (``rebuil*``) only when it is not a word of the index
@@ -135,21 +133,15 @@ def _ranked(
     """Ids of the best ``limit`` rows of ``table`` for ``match`` that pass ``filters``.
 
     ``estimate`` is an upper bound of the rows ``match`` finds: up to ``cap`` they are
-    all ranked, beyond it only the newest ``cap`` that pass ``filters`` (then the newest
-    others fill up).
+    all ranked, beyond it only the newest ``cap`` (then the newest others fill up).
     """
     where, args = filters.sql()
     floor = 0
-    if estimate > cap:  # the newest ``cap`` matches within the filters (another project's are not ours)
-        newest = f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?"
-        window = cap + TOP_UP_CAP if where else cap
+    if estimate > cap:
         floor = conn.execute(
-            f"SELECT min(rowid) FROM (SELECT m.rowid FROM ({newest}) m CROSS JOIN events e ON e.id = m.rowid"
-            f" WHERE 1{where} ORDER BY m.rowid DESC LIMIT ?)",
-            [match, window, *args, cap],
+            f"SELECT min(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?)",
+            (match, cap),
         ).fetchone()[0]
-        if floor is None and where:  # none of the window passes: what does is older (the top-up's)
-            floor = conn.execute(f"SELECT min(rowid) FROM ({newest})", (match, window)).fetchone()[0]
         if floor is None:
             return []
     # CROSS JOIN: walk the matches, look each event up; never the other way round.
