@@ -30,10 +30,10 @@ def doc(event_id: int, title: str, text: str = "", kind: str = "prompt", session
 
 
 def test_pool_and_shortlist_sizes() -> None:
-    assert pool_size(5) == MIN_POOL and pool_size(50) == 100
+    assert pool_size(5) == MIN_POOL and pool_size(50) == 100 and pool_size(8, 20) == 20
     fused = {event_id: 1 / event_id for event_id in range(1, 200)}
-    assert shortlist({"keyword": list(fused)}, 5) == list(range(1, MIN_POOL + 1))
-    both = shortlist({"keyword": [1, 2, 3, *range(100, 200)], "context": [9, 2, 8]}, 5)
+    assert shortlist({"keyword": list(fused)}, pool_size(5)) == list(range(1, MIN_POOL + 1))
+    both = shortlist({"keyword": [1, 2, 3, *range(100, 200)], "context": [9, 2, 8]}, pool_size(5))
     assert both[:5] == [1, 9, 2, 3, 8] and len(both) == MIN_POOL  # each lane's first, then each one's second
     assert close_neighbors([(1, 0.9), (2, VECTOR_FLOOR), (3, VECTOR_FLOOR - 0.01)]) == [(1, 0.9), (2, VECTOR_FLOOR)]
 

@@ -43,8 +43,13 @@ __all__ = [
     "weigh",
 ]
 
-MIN_POOL: Final = 20
-"""Candidates each lane contributes at least; more for larger limits."""
+MIN_POOL: Final = 40
+"""Candidates each lane contributes at least, and the shortlist's length (more for larger
+limits), for a search someone asked for.  The answer to a question put in other words than its
+memory's is often the vector lane's sixth to fifteenth, behind the lexical lanes' firsts: at 20,
+0.545 of the coding-memory set's paraphrased questions (untouched part) find it among the first
+5, at 40, 0.583 (``bench/eval_set.py``); a search costs ~2-3 ms more.  The prompt hook weighs
+fewer (``prompt_gate.PROMPT_POOL``)."""
 VECTOR_FLOOR: Final = 0.2
 """Below this cosine similarity a neighbour is unrelated text (MiniLM): not a candidate."""
 SEMANTIC_FLOOR: Final = 0.25
@@ -78,9 +83,9 @@ class Named(NamedTuple):
 NOBODY: Final = Named({}, {})
 
 
-def pool_size(limit: int) -> int:
+def pool_size(limit: int, least: int = MIN_POOL) -> int:
     """Candidates each lane contributes, and the shortlist's length, for ``limit`` hits."""
-    return max(MIN_POOL, 2 * limit)
+    return max(least, 2 * limit)
 
 
 def close_neighbors(neighbors: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -88,13 +93,12 @@ def close_neighbors(neighbors: Sequence[tuple[int, float]]) -> list[tuple[int, f
     return [(key, similarity) for key, similarity in neighbors if similarity >= VECTOR_FLOOR]
 
 
-def shortlist(ranked: Mapping[str, Sequence[int]], limit: int) -> list[int]:
+def shortlist(ranked: Mapping[str, Sequence[int]], pool: int) -> list[int]:
     """The candidates the model weighs: each lane's first, then each lane's second, and so on,
-    until a pool's worth.  No lane's best is left out for another lane's many: which lane is
+    until ``pool`` of them.  No lane's best is left out for another lane's many: which lane is
     right for a query is the model's to say (a long chat's answer may be the context lane's
     third and no other lane's), not the shortlist's."""
     chosen: dict[int, None] = {}
-    pool = pool_size(limit)
     for at in range(max((len(ids) for ids in ranked.values()), default=0)):
         for ids in ranked.values():
             if at < len(ids):

@@ -44,6 +44,11 @@ the hits at 0.65 or more, nine in ten were the answer on the evaluation sets' tu
 PROMPT_SUGGESTIONS: Final = 3
 PROMPT_SEARCHED: Final = 8
 """Hits a prompt's search asks for, before what the session got and the floor leave out."""
+PROMPT_POOL: Final = 20
+"""Candidates each lane gives a prompt's search (``hits.MIN_POOL``: 40 for a search someone
+asked for).  A prompt is given only what memd is confident of, and such hits are among each
+lane's first few: weighing 20 instead of 40 keeps the hook's search ~2-3 ms shorter at 100k
+events and leaves out few of them (BENCHMARKS.md: the prompt's pool)."""
 PROMPT_MIN_IMPORTANCE: Final = 2
 PROMPT_KINDS: Final = (
     "memory",

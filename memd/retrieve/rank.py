@@ -106,13 +106,20 @@ class Matcher:
         self.query = query
         self.groups = query.groups
         self._patterns = [re.compile(r"\b(?:" + "|".join(_prefix(t) for t in group) + ")") for group in self.groups]
+        # One pass over a text finds where any concept starts (``evidence``).
+        self._any = re.compile("|".join(pattern.pattern for pattern in self._patterns))
         typed = " ".join(re.findall(r"[^\W_]+", query.text.casefold()))
         self._phrase = typed if len(typed.split()) >= 2 else ""
 
     def evidence(self, text: str) -> Evidence:
         folded = text.casefold().replace("_", " ")  # as the tokenizers see it: snake_case is two words
-        pairs = zip(self.groups, self._patterns, strict=True)
-        matched = tuple(group[0] for group, pattern in pairs if pattern.search(folded))
+        left = dict(enumerate(self._patterns))
+        for match in self._any.finditer(folded) if left else ():
+            # More than one concept may start here ("log" and "login" in "login"): ask each.
+            left = {i: pattern for i, pattern in left.items() if not pattern.match(folded, match.start())}
+            if not left:
+                break
+        matched = tuple(group[0] for i, group in enumerate(self.groups) if i not in left)
         # A text holding the phrase holds each of its words: only then is it worth looking for.
         whole = len(matched) == len(self.groups)
         if whole and self._phrase and self._phrase in " ".join(re.findall(r"[^\W_]+", folded)):

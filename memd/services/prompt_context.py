@@ -24,6 +24,7 @@ from ..retrieve.prompt_gate import (
     PROMPT_HIGH,
     PROMPT_KINDS,
     PROMPT_MIN_IMPORTANCE,
+    PROMPT_POOL,
     PROMPT_SEARCHED,
     not_a_question,
     question_of,
@@ -88,7 +89,7 @@ class PromptContext:
             project_id=project_id, kinds=PROMPT_KINDS, min_importance=PROMPT_MIN_IMPORTANCE,
             not_session=event.session_id,
         )  # fmt: skip
-        _mode, _notice, hits = await self.retriever.ranked(query, filters, PROMPT_SEARCHED)
+        _mode, _notice, hits = await self.retriever.ranked(query, filters, PROMPT_SEARCHED, least_pool=PROMPT_POOL)
         given = await self.store.readers.run(usage.injected, event.session_id) if event.session_id else frozenset()
         hits = shown = suggestions(hits, given, self.config.retrieval.min_confidence)
         if not hits:

@@ -25,6 +25,7 @@ from ..config import RetrievalConfig
 from ..protocol import Entities, Hit, Search, SearchResults
 from ..query import Query, compile_query
 from ..retrieve.hits import (
+    MIN_POOL,
     NOBODY,
     Named,
     close_neighbors,
@@ -105,10 +106,12 @@ class Retriever:
         limit: int,
         lanes_wanted: Sequence[str] = (),
         in_context: str | None = None,
+        least_pool: int = MIN_POOL,
     ) -> tuple[str, str, list[Hit]]:
         """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
-        ``in_context``: a session whose events since its last compaction rank after all others."""
-        pool = pool_size(limit)
+        ``in_context``: a session whose events since its last compaction rank after all others;
+        ``least_pool``: the fewest candidates each lane gives and the model weighs."""
+        pool = pool_size(limit, least_pool)
         wanted = frozenset(lanes_wanted) if lanes_wanted else DEFAULT_LANES
         ranked: dict[str, list[int]] = {}
         named: list[entities.Named] = []
@@ -206,7 +209,7 @@ def _rank(
         ranked = {**ranked, "vector": [event_id for event_id, _ in by_event]}
         similarity = dict(by_event)
     found = {lane: ids for lane, ids in ranked.items() if ids}
-    candidates = shortlist(found, limit)
+    candidates = shortlist(found, pool)
     if neighbors is not None:  # how close the others are too: a lexical match has a meaning as well
         unmeasured = [event_id for event_id in candidates if event_id not in similarity]
         similarity |= outbox.similarities(conn, unmeasured, neighbors[1])
