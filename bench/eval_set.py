@@ -23,8 +23,10 @@ Runs: ``fused`` (memd's search as users get it), each lane alone in its own orde
 the same stored texts with each question as the OR of its words, the baseline to beat.
 
 Per set, part, run and style: recall@5 and @10 (share of the evidence among the first k),
-nDCG@10 over graded relevance (coding) or binary (others), MRR, no-match accuracy (no result
-reaches ``[retrieval] min_confidence``) and the p50 round trip of the search call.
+nDCG@10 over graded relevance (coding) or binary (others), MRR, confident (the share of
+questions with evidence among the first 5 at or above ``[retrieval] min_confidence``: what a
+prompt could be given), no-match accuracy (no result reaches it) and the p50 round trip of the
+search call.
 
     .venv/bin/python bench/eval_set.py [--sets coding,conversations,long_chats] [--part tuning|untouched|all]
                                        [--runs fused,keyword,...] [--json] [--verbose] [--dump FILE]
@@ -253,6 +255,7 @@ def _scored(q: Question, found: list[str], results: list[tuple[str, float]], ms:
             recall10=len(set(found[:LIMIT]) & relevance.keys()) / len(relevance),
             ndcg10=dcg([relevance.get(memory, 0) for memory in found[:LIMIT]]) / ideal if ideal else 0.0,
             rr=1 / first if first else 0.0,
+            confident=float(any(memory in relevance and confidence >= THRESHOLD for memory, confidence in results[:5])),
             expected=relevance,
         )
     else:
@@ -274,6 +277,7 @@ def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float | int | None]:
         "recall@10": mean("recall10"),
         "nDCG@10": mean("ndcg10"),
         "MRR": mean("rr"),
+        "confident": mean("confident"),
         "no-match": sum(r["ok"] for r in traps) / len(traps) if traps else None,
         "p50 ms": summary([r["ms"] for r in rows])["p50"] if rows else None,
     }
@@ -345,8 +349,8 @@ def main() -> int:
         print(json.dumps({"threshold": THRESHOLD, "embed_seconds": round(embed_s, 1), "results": results}, indent=2))
         return 0
     print(f"threshold {THRESHOLD}; embedded in {embed_s:.1f} s\n")
-    headers = ["set", "part", "run", "style", "questions", "recall@5", "recall@10", "nDCG@10", "MRR", "no-match",
-               "p50 ms"]  # fmt: skip
+    headers = ["set", "part", "run", "style", "questions", "recall@5", "recall@10", "nDCG@10", "MRR", "confident",
+               "no-match", "p50 ms"]  # fmt: skip
     table = [[r[h] if r[h] is not None else "-" for h in headers] for r in results]
     print(markdown_table(headers, table))
     return 0

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from memd.retrieve import model
 from memd.retrieve.model import FEATURES
 
 MODEL = Path(__file__).resolve().parent.parent / "memd" / "retrieve" / "model.py"
@@ -258,15 +259,20 @@ def main() -> int:
     parser.add_argument("--check", type=Path, help="a dump of the untouched parts, reported apart")
     parser.add_argument("--l2", type=float, help="the ridge penalty (default: chosen by cross-validation)")
     parser.add_argument("--write", action="store_true", help="write the fit into memd/retrieve/model.py")
+    parser.add_argument("--shipped", action="store_true", help="report the model memd ships instead of fitting one")
     args = parser.parse_args()
     dump = json.loads(args.dump.read_text())
     check = json.loads(args.check.read_text()) if args.check else None
     fits: dict[str, tuple[dict[str, float], tuple[float, float]]] = {}
     for prefix, shape in (("", lambda d: d), ("LEXICAL_", lexical)):
         data = shape(questions(dump))
-        l2 = args.l2 if args.l2 is not None else choose_l2(data, dump)
-        w = fit_order(data, l2)
-        calibration = fit_calibration(data, w)
+        if args.shipped:
+            weights, calibration = getattr(model, f"{prefix}WEIGHTS"), getattr(model, f"{prefix}CALIBRATION")
+            w, l2 = np.array([weights[name] for name in FITTED]), "shipped"
+        else:
+            l2 = args.l2 if args.l2 is not None else choose_l2(data, dump)
+            w = fit_order(data, l2)
+            calibration = fit_calibration(data, w)
         fits[prefix] = (weights_of(w), calibration)
         print(f"\n== {'hybrid (every lane)' if not prefix else 'lexical (no vector lane)'}: {len(dump)} questions,"
               f" ridge penalty {l2}")  # fmt: skip
@@ -275,7 +281,7 @@ def main() -> int:
         report("tuning", dump, data, w, calibration)
         if check is not None:
             report("untouched", check, shape(questions(check)), w, calibration)
-    if args.write:
+    if args.write and not args.shipped:
         write(fits)
         print(f"\nwritten to {MODEL}")
     return 0

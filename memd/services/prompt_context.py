@@ -89,9 +89,12 @@ class PromptContext:
             project_id=project_id, kinds=PROMPT_KINDS, min_importance=PROMPT_MIN_IMPORTANCE,
             not_session=event.session_id,
         )  # fmt: skip
-        _mode, _notice, hits = await self.retriever.ranked(query, filters, PROMPT_SEARCHED, least_pool=PROMPT_POOL)
+        floor = self.config.retrieval.min_confidence
+        _mode, _notice, hits = await self.retriever.ranked(
+            query, filters, PROMPT_SEARCHED, least_pool=PROMPT_POOL, floor=floor
+        )
         given = await self.store.readers.run(usage.injected, event.session_id) if event.session_id else frozenset()
-        hits = shown = suggestions(hits, given, self.config.retrieval.min_confidence)
+        hits = shown = suggestions(hits, given, floor)
         if not hits:
             return opening
         lines = await self._lines(hits)

@@ -107,10 +107,12 @@ class Retriever:
         lanes_wanted: Sequence[str] = (),
         in_context: str | None = None,
         least_pool: int = MIN_POOL,
+        floor: float = 0.0,
     ) -> tuple[str, str, list[Hit]]:
         """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
         ``in_context``: a session whose events since its last compaction rank after all others;
-        ``least_pool``: the fewest candidates each lane gives and the model weighs."""
+        ``least_pool``: the fewest candidates each lane gives and the model weighs; ``floor``:
+        the least confidence of a hit worth returning (what the caller would drop unread)."""
         pool = pool_size(limit, least_pool)
         wanted = frozenset(lanes_wanted) if lanes_wanted else DEFAULT_LANES
         ranked: dict[str, list[int]] = {}
@@ -141,7 +143,7 @@ class Retriever:
         # One thread hop for the rest: vector keys to events, documents, evidence.
         lane_order = bool(lanes_wanted)  # asked for some lanes: their own order, to see what each does
         hits = await self.readers.run(
-            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named, lane_order
+            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named, lane_order, floor
         )
         return mode, notice, hits
 
@@ -200,6 +202,7 @@ def _rank(
     in_context: str | None = None,
     named: Sequence[entities.Named] = (),
     lane_order: bool = False,
+    floor: float = 0.0,
 ) -> list[Hit]:
     """Shortlist each lane's best, weigh their evidence, return the best ``limit`` hits
     (``memd.retrieve.hits``; the reads they need, on one connection)."""
@@ -226,7 +229,8 @@ def _rank(
         scored.sort(key=lambda item: -fused[item.doc.id])
     if in_context is not None:
         scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
-    return to_hits(one_per_session(scored), citations, ranked, limit)
+    kept = [item for item in one_per_session(scored) if item.confidence >= floor]
+    return to_hits(kept, citations, ranked, limit)
 
 
 def _who(conn: sqlite3.Connection, candidates: Sequence[int], named: Sequence[entities.Named]) -> Named:
