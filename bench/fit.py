@@ -9,8 +9,9 @@ with its features (``Hit.features``) and whether it is the question's evidence. 
 1. **the order**: a listwise softmax model (each question's evidence against the other
    candidates of its list), L2-regularized, by Newton's method with a line search; each set
    weighs the same in all (its questions equally), so the larger coding set does not decide alone;
-2. **the confidence**: a logistic regression of "is evidence" on that score (Platt scaling), over
-   every candidate of every question, no-match traps included.
+2. **the confidence**: an isotonic regression of "is evidence" on that score over each question's
+   first ten candidates (where confidences are read), no-match traps included, as (score, share)
+   knots of 30 hits or more (``fit_calibration``; ``memd.retrieve.model.read`` reads them).
 
 It prints the weights, each set's recall@5 in the fitted order against the order the dump was
 made with, the reliability table (confidence bin, hits, mean confidence, share that were
@@ -111,19 +112,52 @@ def fit_order(data: list[Question], l2: float) -> np.ndarray:
     return w
 
 
-def fit_calibration(data: list[Question], w: np.ndarray) -> tuple[float, float]:
-    """Platt scaling: P(evidence) = sigmoid(a + b * score), over every candidate."""
-    scores = np.concatenate([x @ w for x, *_ in data])
-    labels = np.concatenate([y for _, y, *_ in data])
-    design = np.column_stack([np.ones_like(scores), scores])
-    beta = np.zeros(2)
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-design @ beta))
-        step = np.linalg.solve((design * (p * (1 - p))[:, None]).T @ design + 1e-9 * np.eye(2), design.T @ (p - labels))
-        beta -= step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return float(beta[0]), float(beta[1])
+CALIBRATION_TOP = 10
+"""Each question's first candidates the calibration is fitted on: where confidences are read."""
+LEAST_PER_KNOT = 30
+"""Hits behind each knot of the calibration at least: fewer say more about the sample than the score."""
+
+
+def scored_top(data: list[Question], w: np.ndarray, top: int = CALIBRATION_TOP) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and labels of each question's first ``top`` candidates by ``w``."""
+    scores, labels = [], []
+    for x, y, _, _ in data:
+        s = x @ w
+        first = np.argsort(-s, kind="stable")[:top]
+        scores.append(s[first])
+        labels.append(y[first])
+    return np.concatenate(scores), np.concatenate(labels)
+
+
+def fit_calibration(data: list[Question], w: np.ndarray) -> tuple[tuple[float, float], ...]:
+    """Isotonic regression of "is evidence" on the score (pool adjacent violators) over each
+    question's first ``CALIBRATION_TOP``, blocks of ``LEAST_PER_KNOT`` hits at least, each a
+    knot: (its mean score, its share of evidence, smoothed by half a hit each way)."""
+    scores, labels = scored_top(data, w)
+    order = np.argsort(scores, kind="stable")
+    blocks: list[list[float]] = []  # [evidence, hits, score sum]
+
+    def share(block: list[float]) -> float:  # rounded as written, so that written knots still rise
+        return round((block[0] + 0.5) / (block[1] + 1), 4)
+
+    def merge_last(blocks: list[list[float]]) -> bool:
+        before, last = blocks[-2], blocks[-1]
+        small = before[1] < LEAST_PER_KNOT
+        return small or share(before) >= share(last) or round(before[2] / before[1], 3) >= round(last[2] / last[1], 3)
+
+    for s, y in zip(scores[order].tolist(), labels[order].tolist(), strict=True):
+        blocks.append([y, 1.0, s])
+        while len(blocks) > 1 and merge_last(blocks):
+            last = blocks.pop()
+            blocks[-1] = [a + b for a, b in zip(blocks[-1], last, strict=True)]
+    while len(blocks) > 1 and blocks[-1][1] < LEAST_PER_KNOT:  # the top block too
+        last = blocks.pop()
+        blocks[-1] = [a + b for a, b in zip(blocks[-1], last, strict=True)]
+    return tuple((round(block[2] / block[1], 3), share(block)) for block in blocks)
+
+
+def confidences(scores: np.ndarray, calibration: tuple[tuple[float, float], ...]) -> np.ndarray:
+    return np.array([model.read(calibration, float(s)) for s in scores])
 
 
 def recall_at(
@@ -141,12 +175,12 @@ def recall_at(
 
 
 def reliability(
-    data: list[Question], w: np.ndarray, calibration: tuple[float, float], top: int = 10
+    data: list[Question], w: np.ndarray, calibration: tuple[tuple[float, float], ...], top: int = 10
 ) -> list[list[object]]:
     """Per bin of confidence: hits (each question's first ``top``), mean confidence, share that were evidence."""
     bins: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for x, y, _, _ in data:
-        p = 1 / (1 + np.exp(-(calibration[0] + calibration[1] * (x @ w))))
+        p = confidences(x @ w, calibration)
         for i in np.argsort(-p, kind="stable")[:top]:
             index = next(b for b in range(len(BINS) - 1) if BINS[b] <= p[i] < BINS[b + 1])
             bins[index].append((float(p[i]), float(y[i])))
@@ -157,10 +191,10 @@ def reliability(
     ]  # fmt: skip
 
 
-def traps(data: list[Question], w: np.ndarray, calibration: tuple[float, float]) -> list[float]:
+def traps(data: list[Question], w: np.ndarray, calibration: tuple[tuple[float, float], ...]) -> list[float]:
     """Each no-match trap's best confidence, lowest first."""
-    best = [float(np.max(calibration[0] + calibration[1] * (x @ w), initial=-60)) for x, _, _, trap in data if trap]
-    return sorted(round(float(1 / (1 + np.exp(-z))), 3) for z in best)
+    best = [float(np.max(x @ w, initial=-1e9)) for x, _, _, trap in data if trap]
+    return sorted(round(model.read(calibration, s), 3) for s in best)
 
 
 VECTOR_FEATURES = ("vector", "similarity")
@@ -187,14 +221,14 @@ INJECT_TRAPS = 0.10
 hits a prompt would be given are evidence and at most one trap in ten gives anything."""
 
 
-def thresholds(data: list[Question], w: np.ndarray, calibration: tuple[float, float]) -> list[list[object]]:
+def thresholds(data: list[Question], w: np.ndarray, calibration: tuple[tuple[float, float], ...]) -> list[list[object]]:
     """Per threshold: the share of evidence among each question's first 10 hits at or above it, the
     hits per question, the questions whose evidence is among them, the traps with any."""
     table = []
     for t in THRESHOLDS:
         hits = evidence = answered = questions = traps = trap_questions = 0
         for x, y, _, trap in data:
-            p = 1 / (1 + np.exp(-(calibration[0] + calibration[1] * (x @ w))))
+            p = confidences(x @ w, calibration)
             chosen = [i for i in np.argsort(-p, kind="stable")[:10] if p[i] >= t]
             hits, evidence = hits + len(chosen), evidence + int(sum(y[i] for i in chosen))
             if trap:
@@ -219,16 +253,18 @@ def weights_of(w: np.ndarray) -> dict[str, float]:
     return {name: fitted[UNFITTED.get(name, name)] for name in FEATURES}
 
 
-def _block(prefix: str, weights: dict[str, float], calibration: tuple[float, float]) -> str:
+def _block(prefix: str, weights: dict[str, float], calibration: tuple[tuple[float, float], ...]) -> str:
     pairs = [f'"{name}": {value}' for name, value in weights.items()]
     lines = "".join(f"    {', '.join(pairs[i : i + 5])},\n" for i in range(0, len(pairs), 5))
     return (
         f"{prefix}WEIGHTS: Final[Mapping[str, float]] = {{\n{lines}}}  # fmt: skip\n"
-        f"{prefix}CALIBRATION: Final = ({calibration[0]:.3f}, {calibration[1]:.3f})\n"
+        f"{prefix}CALIBRATION: Final[tuple[tuple[float, float], ...]] = (\n"
+        + "".join(f"    {', '.join(map(str, calibration[i : i + 5]))},\n" for i in range(0, len(calibration), 5))
+        + ")  # fmt: skip\n"
     )
 
 
-def write(fits: dict[str, tuple[dict[str, float], tuple[float, float]]]) -> None:
+def write(fits: dict[str, tuple[dict[str, float], tuple[tuple[float, float], ...]]]) -> None:
     block = (
         "# fitted: begin (bench/fit.py writes this block)\n"
         + "".join(_block(prefix, *fit) for prefix, fit in fits.items())
@@ -239,7 +275,7 @@ def write(fits: dict[str, tuple[dict[str, float], tuple[float, float]]]) -> None
 
 
 def report(name: str, part_dump: list[dict[str, Any]], part: list[Question], w: np.ndarray,
-           calibration: tuple[float, float]) -> None:  # fmt: skip
+           calibration: tuple[tuple[float, float], ...]) -> None:  # fmt: skip
     print(f"\n{name}: recall@5 fitted {recall_at(part, part_dump, w)}; as dumped {recall_at(part, part_dump, None)}")
     print(f"{name}: reliability (confidence bin, hits, mean confidence, share that were evidence)")
     for row in reliability(part, w, calibration):
@@ -263,7 +299,7 @@ def main() -> int:
     args = parser.parse_args()
     dump = json.loads(args.dump.read_text())
     check = json.loads(args.check.read_text()) if args.check else None
-    fits: dict[str, tuple[dict[str, float], tuple[float, float]]] = {}
+    fits: dict[str, tuple[dict[str, float], tuple[tuple[float, float], ...]]] = {}
     for prefix, shape in (("", lambda d: d), ("LEXICAL_", lexical)):
         data = shape(questions(dump))
         if args.shipped:
@@ -277,7 +313,7 @@ def main() -> int:
         print(f"\n== {'hybrid (every lane)' if not prefix else 'lexical (no vector lane)'}: {len(dump)} questions,"
               f" ridge penalty {l2}")  # fmt: skip
         print("weights: " + ", ".join(f"{n} {v:+.3f}" for n, v in fits[prefix][0].items()))
-        print(f"calibration: confidence = sigmoid({calibration[0]:.3f} + {calibration[1]:.3f} * score)")
+        print(f"calibration (score, confidence): {calibration}")
         report("tuning", dump, data, w, calibration)
         if check is not None:
             report("untouched", check, shape(questions(check)), w, calibration)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from memd.query import compile_query
-from memd.retrieve.model import CALIBRATION, FEATURES, WEIGHTS, lane_score, probability, score, substance
+from memd.retrieve.model import CALIBRATION, FEATURES, WEIGHTS, lane_score, probability, score, substance, unread
 from memd.retrieve.rank import (
     LANE_WEIGHTS,
     STALE_PENALTY,
@@ -49,12 +51,19 @@ def test_evidence_counts_concepts_stems_and_phrases() -> None:
 
 
 def test_confidence_is_a_probability_that_grows_with_the_score() -> None:
-    assert set(WEIGHTS) == set(FEATURES) and CALIBRATION[1] > 0
+    assert set(WEIGHTS) == set(FEATURES)
+    for (s0, p0), (s1, p1) in itertools.pairwise(CALIBRATION):  # knots rise in score and in share
+        assert s0 < s1 and 0 < p0 < p1 < 1
+        middle = probability((s0 + s1) / 2)
+        assert p0 < middle < p1 and probability(s0) == pytest.approx(p0)
+        assert unread(CALIBRATION, middle) == pytest.approx((s0 + s1) / 2)
+    for far in (-30.0, 30.0):  # the tails too
+        assert unread(CALIBRATION, probability(CALIBRATION[0][0] + far)) == pytest.approx(CALIBRATION[0][0] + far)
     nothing = probability(score({}))
     assert 0 <= nothing < 0.05  # no evidence: (almost) never the answer
     scores = [score({}), score({"coverage": 0.5}), score({"coverage": 1.0, "complete": 1.0})]
     assert scores == sorted(scores) and probability(scores[0]) < probability(scores[2]) <= 1
-    assert probability(-1e9) == 0.0 and probability(1e9) == pytest.approx(1.0)
+    assert probability(-1e9) < 1e-9 and probability(1e9) == pytest.approx(1.0)
     assert lane_score(1) == 1.0 and lane_score(11) == 0.5 and lane_score(None) == 0.0
     assert substance(0) == 0.0 and substance(100) == 1.0
 
@@ -94,9 +103,9 @@ def test_talking_about_staleness_is_not_stale(text: str) -> None:
 
 
 def test_boosts_break_ties_but_do_not_bury_better_evidence() -> None:
-    fresh = boosted(0.60, age_days=0, importance=2, half_life_days=14)
-    old = boosted(0.60, age_days=300, importance=2, half_life_days=14)
-    better_but_old = boosted(0.66, age_days=300, importance=1, half_life_days=14)
+    fresh = boosted(9.0, age_days=0, importance=2, half_life_days=14)
+    old = boosted(9.0, age_days=300, importance=2, half_life_days=14)
+    better_but_old = boosted(9.2, age_days=300, importance=1, half_life_days=14)
     assert fresh > old and better_but_old > fresh
 
 

@@ -12,6 +12,7 @@ events) and calls them in that order, in one worker thread.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
@@ -22,7 +23,7 @@ from ..protocol import Hit
 from ..query import STOP_EN, Query, tokens
 from ..store.lanes import Doc
 from .digest import detail_tokens, files_of, summary
-from .model import SUBSTANCE_WORDS, lane_score, probability, score, substance
+from .model import CALIBRATION, SUBSTANCE_WORDS, lane_score, probability, score, substance, unread
 from .rank import Evidence, Matcher, boosted, one_digest_per_session, penalty, snippet
 
 __all__ = [
@@ -159,8 +160,13 @@ def weigh(
         # An event not embedded yet (just stored) has no similarity to speak for or against it:
         # the lexical model, fitted without one, weighs it.
         measured = hybrid and sim is not None
-        sure = round(probability(score(features, measured), measured) * penalty(doc.text or doc.title), 4)
-        rank = boosted(sure, (now - doc.client_ts) / 86400, doc.importance, config.recency_half_life_days, doc.level)
+        factor = penalty(doc.text or doc.title)
+        raw = score(features, measured)
+        sure = round(probability(raw, measured) * factor, 4)
+        if hybrid and not measured:  # on the hybrid model's scale, to be ordered with the others
+            raw = unread(CALIBRATION, probability(raw, False))
+        order = raw + math.log(factor)
+        rank = boosted(order, (now - doc.client_ts) / 86400, doc.importance, config.recency_half_life_days, doc.level)
         entities = (*(f"said by {who}" for who in said), *names)
         scored.append(Scored(rank, doc, evidence, sure, sim, features, entities))
     scored.sort(key=lambda item: -item.rank)

@@ -20,15 +20,17 @@ Each candidate is described by a few numbers (``FEATURES``):
 **Order**: ``score = sum(WEIGHTS[f] * x[f])``, higher first.  While the vector lane cannot run
 (the model is loading, or embeddings are off) the lexical model orders and calibrates instead
 (``LEXICAL_WEIGHTS``, ``LEXICAL_CALIBRATION``): fitted the same way on the same candidates,
-without the vector lane's.  **Confidence**: the probability
-that a hit is the query's evidence, ``1 / (1 + exp(-(CALIBRATION[0] + CALIBRATION[1] * score)))``:
-one increasing function of the score, so it never reorders what the score ordered.
+without the vector lane's.  **Confidence**: the probability that a hit is the query's
+evidence, read off ``CALIBRATION`` (``probability``): one increasing function of the score, so
+it never reorders what the score ordered.
 
 Neither is chosen by hand: ``bench/fit.py`` fits the weights (a listwise softmax model: each
 question's evidence against the other candidates its search shortlisted, L2-regularized) and
-then the calibration (logistic regression of evidence on the score, no-match traps included) on
-the tuning parts of memd's three evaluation sets (``bench/eval_set.py``: coding memories,
-conversations between people, long chats).  So a stated confidence is the share of such hits
+then the calibration (isotonic regression of evidence on the score over each question's first
+ten, where confidences are read, no-match traps included: a logistic curve was 0.13 optimistic
+at 0.45 and pessimistic above 0.7; ``read`` says how it is read) on the tuning parts of memd's
+three evaluation sets (``bench/eval_set.py``: coding memories, conversations between people,
+long chats).  So a stated confidence is the share of such hits
 that were evidence there; ``bench/fit.py`` prints that reliability table for the untouched
 parts too, and the injection threshold (``[retrieval] min_confidence``) is read from it.
 ``cjk`` is the one weight not fitted: no evaluation set has Korean, Chinese or Japanese text,
@@ -37,8 +39,9 @@ so it is set equal to the context lane's (the golden sets' Korean questions chec
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 __all__ = [
@@ -49,8 +52,10 @@ __all__ = [
     "WEIGHTS",
     "lane_score",
     "probability",
+    "read",
     "score",
     "substance",
+    "unread",
 ]
 
 FEATURES: Final = (
@@ -64,13 +69,26 @@ WEIGHTS: Final[Mapping[str, float]] = {
     "similarity": 5.27, "coverage": 0.168, "around": 1.655, "complete": 0.907, "said_by": 1.265,
     "names": -0.052, "substance": 2.115,
 }  # fmt: skip
-CALIBRATION: Final = (-10.685, 1.033)
+CALIBRATION: Final[tuple[tuple[float, float], ...]] = (
+    (4.053, 0.0061), (4.698, 0.0121), (4.854, 0.0161), (5.328, 0.0165), (5.85, 0.0204),
+    (6.185, 0.0213), (6.397, 0.0216), (6.465, 0.0278), (6.836, 0.0391), (7.256, 0.041),
+    (7.304, 0.0469), (7.338, 0.0484), (7.523, 0.061), (7.808, 0.0763), (8.031, 0.0786),
+    (8.5, 0.1268), (8.979, 0.1907), (9.207, 0.2248), (9.391, 0.2297), (9.492, 0.2841),
+    (9.688, 0.2848), (9.97, 0.3313), (10.227, 0.3796), (10.525, 0.4135), (10.831, 0.5147),
+    (11.027, 0.6935), (12.279, 0.9398),
+)  # fmt: skip
 LEXICAL_WEIGHTS: Final[Mapping[str, float]] = {
     "keyword": 0.831, "context": 2.396, "vector": 0.0, "cjk": 2.396, "entity": 0.0,
     "similarity": 0.0, "coverage": 1.196, "around": 2.119, "complete": 1.314, "said_by": 2.839,
     "names": 0.384, "substance": 1.773,
 }  # fmt: skip
-LEXICAL_CALIBRATION: Final = (-9.041, 1.039)
+LEXICAL_CALIBRATION: Final[tuple[tuple[float, float], ...]] = (
+    (2.233, 0.0097), (3.939, 0.0106), (4.467, 0.0134), (4.6, 0.0161), (4.73, 0.0203),
+    (5.191, 0.0207), (5.535, 0.0278), (5.65, 0.0392), (5.876, 0.0513), (6.078, 0.0521),
+    (6.364, 0.0658), (6.606, 0.0696), (6.935, 0.0883), (7.212, 0.1383), (7.504, 0.1812),
+    (7.871, 0.2643), (8.073, 0.2976), (8.34, 0.375), (8.604, 0.5), (8.83, 0.6719),
+    (9.698, 0.9252),
+)  # fmt: skip
 # fitted: end
 
 SUBSTANCE_WORDS: Final = 8
@@ -95,6 +113,31 @@ def score(features: Mapping[str, float], hybrid: bool = True) -> float:
 
 def probability(score: float, hybrid: bool = True) -> float:
     """The confidence a score stands for: the share of such hits that were evidence."""
-    a, b = CALIBRATION if hybrid else LEXICAL_CALIBRATION
-    z = a + b * score
-    return 1.0 / (1.0 + math.exp(-z)) if z > -60 else 0.0
+    return read(CALIBRATION if hybrid else LEXICAL_CALIBRATION, score)
+
+
+def read(knots: Sequence[tuple[float, float]], score: float) -> float:
+    """A calibration's share at ``score``: straight between its (score, share) knots, both
+    increasing; beyond the first and the last it tends to 0 and to 1, each unit of score
+    halving the distance, so a higher score is always a higher confidence."""
+    at = bisect.bisect_left(knots, (score,))
+    if at == 0:
+        first_score, first = knots[0]
+        return first * 2.0 ** max(-1000.0, score - first_score)
+    if at == len(knots):
+        last_score, last = knots[-1]
+        return 1.0 - (1.0 - last) * 2.0 ** max(-1000.0, last_score - score)
+    (s0, p0), (s1, p1) = knots[at - 1], knots[at]
+    return p0 + (p1 - p0) * (score - s0) / (s1 - s0)
+
+
+def unread(knots: Sequence[tuple[float, float]], share: float) -> float:
+    """The score at which ``read(knots, score)`` is ``share`` (its inverse)."""
+    (first_score, first), (last_score, last) = knots[0], knots[-1]
+    if share <= first:
+        return first_score + math.log2(share / first) if share > 0 else first_score - 1000.0
+    if share >= last:
+        return last_score - math.log2((1.0 - share) / (1.0 - last)) if share < 1 else last_score + 1000.0
+    at = bisect.bisect_left([p for _, p in knots], share)
+    (s0, p0), (s1, p1) = knots[at - 1], knots[at]
+    return s0 + (s1 - s0) * (share - p0) / (p1 - p0)

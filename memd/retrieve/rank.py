@@ -18,9 +18,12 @@ obsolete or stale, and for compaction boilerplate (handoff headers, "continued f
 conversation"): such text matches many queries but is never current, so it stays searchable
 while its confidence stays low.
 
-**Order.** ``boosted``: confidence · (1 + 0.05 · recency + 0.03 · importance + 0.03 · level),
-recency = 2^(-age / half-life), importance and graduation level in [0, 1].  Boosts are a few
-percent: they break near-ties and never lift a hit over one with clearly better evidence.
+**Order.** ``boosted``: the model's score (``memd.retrieve.model``, penalty included) plus
+ln(1 + 0.05 · recency + 0.03 · importance + 0.03 · level), recency = 2^(-age / half-life),
+importance and graduation level in [0, 1]: where a confidence grows as e^score, what multiplying it
+by a few percent would do.  The order is the score's, not the confidence's: a calibration is flat
+where its data could not tell hits apart, and there recency alone would decide.  Boosts break
+near-ties and never lift a hit over one with clearly better evidence.
 
 **One digest per session.** A session's summary and its snapshot tell the same story
 from two angles; in a result list only the better-ranked of them takes a place.
@@ -133,12 +136,12 @@ def penalty(text: str) -> float:
     return STALE_PENALTY if _NOISE.search(head) or _STALE.search(head) else 1.0
 
 
-def boosted(confidence: float, age_days: float, importance: int, half_life_days: float, level: int = 0) -> float:
-    """The order of hits: ``confidence`` lifted a few percent by recency, importance and level."""
+def boosted(score: float, age_days: float, importance: int, half_life_days: float, level: int = 0) -> float:
+    """The order of hits: the model's ``score`` lifted a little by recency, importance and level."""
     recency = math.pow(2.0, -max(0.0, age_days) / half_life_days)
     weight = min(max(importance, 0), 4) / 4
     graduated = min(max(level, 0), 4) / 4
-    return confidence * (1 + 0.05 * recency + 0.03 * weight + 0.03 * graduated)
+    return score + math.log1p(0.05 * recency + 0.03 * weight + 0.03 * graduated)
 
 
 SESSION_DIGESTS: Final = frozenset({"session_summary", "snapshot"})

@@ -19,7 +19,8 @@ table in BENCHMARKS.md, from ``bench/fit.py``).  So:
   is the likelier answer by far.
 - *cluster*: three hits at 0.60 are three memories each more likely about it than not: a topic
   with history, where the timelines tell the story better than one detail.
-- *low_confidence*: ``min_confidence`` (0.45), the line where about half the hits were the answer.
+- *low_confidence*: ``min_confidence`` (0.45): below it a hit is the answer less than half the
+  time; of the hits at or above it, more than eight in ten were.
 """
 
 from __future__ import annotations
