@@ -117,6 +117,10 @@ def run_forget(args: argparse.Namespace) -> int:
 
 
 def scan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "files", nargs="*", metavar="PATH",
+        help="check these files (- for standard input) instead of what is stored: exit 1 when a secret is found",
+    )  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="only list the events holding secrets (titles redacted)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=run_scan)
@@ -134,6 +138,10 @@ def _scan_summary(reply: Scanned) -> str:
 
 
 def run_scan(args: argparse.Namespace) -> int:
+    if args.files:
+        from .scan_files import run_scan_files
+
+        return run_scan_files(args)
     from memd.protocol import Scan, Scanned
 
     with connect(args, timeout=FORGET_TIMEOUT) as client:
@@ -213,6 +221,9 @@ FORGET = Command(
     forget_arguments,
 )
 SCAN = Command(
-    "scan", "check what is stored against today's secret rules and redact what they find, for good", scan_arguments
+    "scan",
+    "check what is stored against today's secret rules and redact what they find, for good; or check files"
+    " (or standard input) before they reach Claude Code",
+    scan_arguments,
 )
 GC = Command("gc", "apply the retention policy now: old low-importance events go ([retention])", gc_arguments)

@@ -123,10 +123,10 @@ def read(knots: Sequence[tuple[float, float]], score: float) -> float:
     at = bisect.bisect_left(knots, (score,))
     if at == 0:
         first_score, first = knots[0]
-        return first * 2.0 ** max(-1000.0, score - first_score)
+        return first * math.pow(2.0, max(-1000.0, score - first_score))
     if at == len(knots):
         last_score, last = knots[-1]
-        return 1.0 - (1.0 - last) * 2.0 ** max(-1000.0, last_score - score)
+        return 1.0 - (1.0 - last) * math.pow(2.0, max(-1000.0, last_score - score))
     (s0, p0), (s1, p1) = knots[at - 1], knots[at]
     return p0 + (p1 - p0) * (score - s0) / (s1 - s0)
 
