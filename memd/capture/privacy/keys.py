@@ -5,7 +5,8 @@
 passwd, passphrase, pwd, secret, token, credential, auth, authorization (plurals of
 password, passphrase, secret and credential too, but not ``tokens``, a count), a word
 ending in one of them (``dbpassword``, ``authtoken``), or ``key`` after api, private,
-secret, access, signing, encryption, master or account; digits at a word's end are
+secret, access, signing, encryption, master, account, auth, subscription, preshared, admin, app or
+license (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``, ``PresharedKey``, ``DD_APP_KEY``); digits at a word's end are
 ignored (``password2``).  The key is sensitive when only encodings or digits
 follow it (``value``, ``base``, ``b64``, ``hex``, ``raw``, ``str``, ``string``,
 ``bytes``, ``data``, ``encoded``, ``confirmation``...): ``password``, ``DB_PASSWORD``,
@@ -43,7 +44,12 @@ _SECRET_WORDS: Final = frozenset(
     }
 )
 _SECRET_ENDINGS: Final = ("password", "passwords", "passwd", "passphrase", "secret", "secrets", "token", "credentials")
-_KEY_KINDS: Final = frozenset({"api", "private", "secret", "access", "signing", "encryption", "master", "account"})
+_KEY_KINDS: Final = frozenset(
+    {
+        "api", "private", "secret", "access", "signing", "encryption", "master", "account", "auth", "subscription",
+        "preshared", "admin", "app", "license",
+    }
+)  # fmt: skip
 _KEY_COMPOUNDS: Final = tuple(kind + key for kind in sorted(_KEY_KINDS) for key in ("key", "keys"))
 TRAILERS: Final = frozenset(
     {

@@ -27,9 +27,13 @@ Whatever tags say, these are replaced by a marker naming the rule that found the
   start (Mailchimp's ``-us12``, MaxMind's ``_mmk``) is found by that part and looks back
   in a lookbehind (``Rule.reach``).
 - Credentials on a command line: ``mysql``/``mariadb`` ``-pPASSWORD``, ``-u``/``--user
-  user:password`` (curl, httpie...), and ``--password``, ``--token``, ``--secret``,
-  ``--api-key`` (and kin) followed by a space and a value (``--token=x`` is an assignment,
-  below).
+  user:password`` (curl, httpie...), the short password flags of everyday tools after their
+  tool (``docker login -p``, ``redis-cli -a``, ``sshpass -p``, ``ldapsearch -w``,
+  ``ssh-keygen -N``, ``zip -P``, ``7z -pX``: ``_TOOL_FLAGS``), and any flag whose name says it
+  takes a credential, in any tool, followed by a space and a value (``--password``,
+  ``--management-token``, ``--access-key-secret``, ``--authkey``, ``-storepass``, ``-passout
+  pass:X``: ``_FLAG_NAME``); not a metavar (``PASSWORD``), a plain word of prose, OpenSSL's
+  ``env:``/``file:`` or a placeholder (``xxxx``).  ``--token=x`` is an assignment, below.
 - ``Authorization: <scheme> <credentials>`` (the credentials; the scheme stays) and
   ``Bearer <token>`` anywhere when the token has 16+ characters and a digit.
 - The password in a URL: ``scheme://user:password@host`` keeps scheme, user and host.
@@ -43,48 +47,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final, NamedTuple
+from typing import Final
 
-from .redactions import Span
+from .command_line import COMMAND_LINE_RULES
+from .rule import Rule, has_digit, has_letter_and_digit
 
 __all__ = ["TOKEN_RULES", "Rule", "has_digit", "has_letter_and_digit"]
-
-
-class Rule(NamedTuple):
-    """A secret recognised by a regular expression alone: one rule of the table below."""
-
-    name: str
-    """What it finds (``github-token``, ``stripe-key``): tests name their examples by it."""
-    trigger: str
-    """A literal every match contains, lower-cased: one search for all the triggers lets text
-    without any skip every rule."""
-    regex: re.Pattern[str]
-    group: int = 0
-    """The part of the match that is secret (the rest is context and stays)."""
-    lowered: bool = False
-    """Matched against the lower-cased text (the pattern is written in lower case)."""
-    check: Callable[[str], bool] | None = None
-    """A last test on the secret part, for shapes a regex says badly."""
-    reach: int = 0
-    """Characters before the match that are part of the secret: a shape whose fixed literal is
-    not at its start (``<32 hex>-us12``) is found by that literal, fast, and checks what comes
-    before it in a lookbehind of this width."""
-
-    def __call__(self, text: str, low: str) -> list[Span]:
-        subject = low if self.lowered else text
-        return [
-            (match.start(self.group) - self.reach, match.end(self.group))
-            for match in self.regex.finditer(subject)
-            if self.check is None or self.check(match.group(self.group))
-        ]
-
-
-def has_digit(secret: str) -> bool:
-    return any(char.isdigit() for char in secret)
-
-
-def has_letter_and_digit(secret: str) -> bool:
-    return has_digit(secret) and any(char.isalpha() for char in secret)
 
 
 def _token(prefix: str | tuple[str, ...], body: str) -> re.Pattern[str]:
@@ -320,35 +288,5 @@ TOKEN_RULES: Final = (
         ),
         check=has_letter_and_digit,
     ),
-    # Credentials on a command line: the flags that take them, in the forms clients accept.
-    Rule(
-        "cli-password",
-        "mysql",
-        re.compile(r"mysql(?:dump|admin)?(?:[ \t]+-[^\s]+)*?[ \t]+-p([^\s'\"-][^\s'\"]{0,255})"),
-        group=1,
-    ),
-    Rule(
-        "cli-password",
-        "mariadb",
-        re.compile(r"mariadb(?:-dump)?(?:[ \t]+-[^\s]+)*?[ \t]+-p([^\s'\"-][^\s'\"]{0,255})"),
-        group=1,
-    ),
-    *(
-        Rule(
-            "cli-user-password",
-            flag,
-            re.compile(rf"{flag}(?<![A-Za-z0-9_-]{flag})(?:[ \t]+|=)[\"']?[^\s:'\"@/]{{1,128}}:([^\s'\"@]{{1,256}})"),
-            group=1,
-        )
-        for flag in ("-u", "--user")
-    ),
-    Rule(
-        "cli-secret-flag",
-        "--",
-        re.compile(
-            r"--(?<![A-Za-z0-9_-]--)(?:password|passwd|pass|token|secret|api-key|apikey|access-token|auth-token"
-            r"|client-secret|secret-key)[ \t]+[\"']?([^\s'\"$<{%-][^\s'\"]{2,511})"
-        ),
-        group=1,
-    ),
+    *COMMAND_LINE_RULES,
 )
