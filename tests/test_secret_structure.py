@@ -1,6 +1,6 @@
 """Secrets found by where they stand rather than by a provider's shape: a flag whose name says it
 takes a credential in any tool, the short password flags of everyday tools, and keys named for a
-kind of key in any syntax (issue 30's classes).  Each case is a line as a person or a tool writes
+kind of key in any syntax (issue 30's classes); and the placeholders that stand for a secret.  Each case is a line as a person or a tool writes
 it; the value must go and the rest stay, and the look-alikes must stay whole."""
 
 from __future__ import annotations
@@ -72,6 +72,19 @@ LEFT_ALONE = [
     "sort-key: created_at",
     "redis-cli -h cache.internal ping",
     "zip -r export.zip data/",
+    # placeholders people write in docs and prompts (issue 30's false alarms)
+    "OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    '{"password": "********"}',
+    "export GITHUB_TOKEN=ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    'api_key = "<YOUR_API_KEY>"',
+    "postgres://user:password@localhost:5432/app",
+    'password="$(openssl rand -hex 16)"',
+    'secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"',
+    "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/key.json",
+    "axios.CancelToken = CancelToken$1;",
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "password: changeme",
+    "STRIPE_KEY=${STRIPE_SECRET_KEY}",
 ]
 
 

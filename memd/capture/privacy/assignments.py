@@ -35,6 +35,7 @@ import re
 from typing import Final
 
 from .keys import TRAILERS, is_sensitive_key, secret_kind
+from .placeholders import is_placeholder
 from .redactions import MARKER, Span
 from .rules import has_digit, has_letter_and_digit
 
@@ -62,7 +63,8 @@ _QUOTED: Final = re.compile(
     r"""[rbfuRBFU]{0,2}(?:"((?:[^"\\\n`]|\\[^\n`]){1,512})"|'((?:[^'\\\n`]|\\[^\n`]){1,512})'|\\"([^"\\\n`]{1,512})\\")"""
 )
 _BARE: Final = re.compile(r"""[^\s"'`,;()\[\]{}<>]{1,512}""")
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+"""A name in code, JavaScript's ``$`` too (``CancelToken$1``, a bundler's rename)."""
 _SHORT_NUMBER: Final = re.compile(r"[+-]?[0-9]{1,7}(?:\.[0-9]+)?")
 _RANDOM_RUN: Final = re.compile(r"[A-Za-z0-9]{12,}")
 _LINE_LEAD: Final = re.compile(r"""[ \t]*(?:(?:export|set|-)[ \t]+)?\\?["']?""")
@@ -102,7 +104,7 @@ def _names_a_type(identifier: str) -> bool:
 def _quoted_is_secret(inside: str) -> bool:
     """A quoted value is a secret unless empty, already redacted, a bare auth scheme
     (``"Bearer " + token``) or a template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``)."""
-    if not inside.strip() or MARKER.search(inside) or inside.strip().lower() in _SCHEMES:
+    if not inside.strip() or MARKER.search(inside) or inside.strip().lower() in _SCHEMES or is_placeholder(inside):
         return False
     return _PLACEHOLDER.search(inside) is None
 
@@ -110,7 +112,7 @@ def _quoted_is_secret(inside: str) -> bool:
 def _bare_verdict(value: str, next_char: str) -> bool | None:
     """Whether an unquoted value of a sensitive key is a secret: ``None`` for a plain
     identifier, which is one only where it is data (module docstring: the rules)."""
-    if len(value) < 3 or value[0] in _NOT_DATA_FIRST or next_char in _CODE_NEXT:
+    if len(value) < 3 or value[0] in _NOT_DATA_FIRST or next_char in _CODE_NEXT or is_placeholder(value):
         return False
     if value.lower() in _LITERALS or _SHORT_NUMBER.fullmatch(value):
         return False
@@ -208,6 +210,8 @@ def assignments(text: str, low: str) -> list[tuple[int, int, str]]:
     for _, (key_start, match) in sorted(hits.items()):
         if spans and key_start < spans[-1][1]:
             continue  # inside the secret just found
+        if text[key_start - 1 : key_start] == ":":
+            continue  # a segment of a colon-separated name (``arn:aws:secretsmanager:…:secret:prod/db``)
         kind = secret_kind(text[key_start : match.start("quote")])
         if kind is None:
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .placeholders import is_placeholder
 from .rule import Rule
 
 __all__ = ["COMMAND_LINE_RULES"]
@@ -35,7 +36,9 @@ def _flag_placeholder(value: str) -> bool:
     (prose: "pass --token when asked"), OpenSSL's ``env:VAR``/``file:path``, or a placeholder
     (``xxxx``, ``your-token``)."""
     value = value.rstrip(".,;:)]}>`")  # the punctuation of the prose or markup around it
-    return bool(_METAVAR.fullmatch(value) or _PROSE_WORD.fullmatch(value) or _NOT_A_VALUE.match(value))
+    if _METAVAR.fullmatch(value) or _PROSE_WORD.fullmatch(value) or _NOT_A_VALUE.match(value):
+        return True
+    return is_placeholder(value)
 
 
 _TOOL_FLAGS: Final = (

@@ -2,7 +2,8 @@
 
 One Aho-Corasick pass finds which rules' triggers the text holds; only those rules run,
 all on the same text, and overlapping matches merge into one secret named by the first
-rule.  A match touching a marker already in the text is none (filtering is idempotent).
+rule.  A match touching a marker already in the text is none (filtering is idempotent), and so
+is a placeholder (``ghp_XXXX…``, ``AKIAIOSFODNN7EXAMPLE``: ``placeholders.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Final
 
 import ahocorasick
 
+from .placeholders import is_placeholder
 from .redactions import MARKER, Span
 from .rules import TOKEN_RULES
 
@@ -43,7 +45,12 @@ def token_secrets(text: str, low: str) -> list[tuple[int, int, str]]:
     found = [
         (*span, pattern.name) for pattern in TOKEN_RULES if pattern.trigger in present for span in pattern(text, low)
     ]
-    for start, end, name in sorted(item for item in found if not _overlaps((item[0], item[1]), markers)):
+    kept = (
+        item
+        for item in found
+        if not _overlaps((item[0], item[1]), markers) and not is_placeholder(text[item[0] : item[1]])
+    )
+    for start, end, name in sorted(kept):
         if merged and start < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]), merged[-1][2])
         else:
