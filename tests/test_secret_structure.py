@@ -1,7 +1,8 @@
 """Secrets found by where they stand rather than by a provider's shape: a flag whose name says it
 takes a credential in any tool, the short password flags of everyday tools, and keys named for a
-kind of key in any syntax (issue 30's classes); and the placeholders that stand for a secret.  Each case is a line as a person or a tool writes
-it; the value must go and the rest stay, and the look-alikes must stay whole."""
+kind of key in any syntax (issue 30's classes); and the placeholders that stand for a secret.
+Each case is a line as a person or a tool writes it; the value must go and the rest stay, and the
+look-alikes must stay whole."""
 
 from __future__ import annotations
 
