@@ -86,6 +86,8 @@ LEFT_ALONE = [
     "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
     "password: changeme",
     "STRIPE_KEY=${STRIPE_SECRET_KEY}",
+    'hf spaces secrets add my-space -s OPENAI_API_KEY=sk-... -s HF_TOKEN="hf_…"',
+    'LAST_TOKEN = "LAST_TOKEN"',  # a name, not a value
 ]
 
 

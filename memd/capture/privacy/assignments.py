@@ -22,8 +22,9 @@
     (``password=password``).  So ``password = new_password`` in Python stays; the same
     line in an INI file stays too: memd cannot tell them apart.
 
-  A quoted value stays when it is empty, a bare scheme (``"Bearer " + token``) or a
-  template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``, ``"%s"``): built, not written.
+  A quoted value stays when it is empty, a bare scheme (``"Bearer " + token``), a
+  template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``, ``"%s"``): built, not written, a
+  placeholder (``placeholders.py``) or itself the name of a secret (``"LAST_TOKEN"``).
 
 Keys are found from the words naming secrets (in the lower-cased text), then judged in
 Python: the key by ``secret_kind``, the value by ``_bare_verdict``.
@@ -65,6 +66,8 @@ _QUOTED: Final = re.compile(
 _BARE: Final = re.compile(r"""[^\s"'`,;()\[\]{}<>]{1,512}""")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 """A name in code, JavaScript's ``$`` too (``CancelToken$1``, a bundler's rename)."""
+_NAME_OF_WORDS: Final = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
+"""An identifier of two words or more (``LAST_TOKEN``, ``authToken``); ``secret123`` is one."""
 _SHORT_NUMBER: Final = re.compile(r"[+-]?[0-9]{1,7}(?:\.[0-9]+)?")
 _RANDOM_RUN: Final = re.compile(r"[A-Za-z0-9]{12,}")
 _LINE_LEAD: Final = re.compile(r"""[ \t]*(?:(?:export|set|-)[ \t]+)?\\?["']?""")
@@ -106,6 +109,8 @@ def _quoted_is_secret(inside: str) -> bool:
     (``"Bearer " + token``) or a template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``)."""
     if not inside.strip() or MARKER.search(inside) or inside.strip().lower() in _SCHEMES or is_placeholder(inside):
         return False
+    if _NAME_OF_WORDS.fullmatch(inside) and is_sensitive_key(inside) and not _random_looking(inside):
+        return False  # a name, not a value: ``LAST_TOKEN = "LAST_TOKEN"``, ``"authToken"``
     return _PLACEHOLDER.search(inside) is None
 
 
@@ -188,6 +193,8 @@ def _assignment_secret(text: str, key_start: int, match: re.Match[str]) -> Span 
     if bare is None:
         return None
     value = bare.group()
+    if is_placeholder(value):  # before its trailing dots go: ``sk-...``
+        return None
     if _in_query(text, key_start, match):  # a URL's ``?password=x&next=y``: ``&`` ends the value
         value = value.split("&", 1)[0].split("#", 1)[0]
     value = value.rstrip(".:")

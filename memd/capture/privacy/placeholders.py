@@ -7,7 +7,8 @@ Redacting them hides nothing and costs the reader the example (``sk-xxxx…``, `
 flags.  Three kinds:
 
 - *masked*: one filler character (``x``, ``X``, ``*``, ``#``, ``.``, ``0``, ``•``) is most of
-  the value, after any provider prefix: a random secret never repeats one character like that;
+  the value, after any provider prefix, or the value is cut short (``sk-...``): a random secret
+  never repeats one character like that;
 - *named*: the value says what it stands for (``<...>``, ``{...}``, ``YOUR_TOKEN``, ``changeme``,
   the documented example keys' ``EXAMPLE``, the bare word ``password``);
 - *elsewhere*: a reference to where the secret is, not the secret (``$VAR``, ``${VAR}``,
@@ -35,6 +36,8 @@ _NAMED: Final = re.compile(
 _WORDS: Final = frozenset(
     {"password", "passwd", "secret", "token", "apikey", "api_key", "none", "null", "todo", "tbd", "...", "…"}
 )
+_CUT: Final = re.compile(r"[A-Za-z0-9]{0,8}[-_]?[A-Za-z0-9]{0,4}(?:\.{2,}|…)")
+"""A prefix and an ellipsis: ``sk-...``, ``hf_…``, ``ghp_abc...``."""
 _ELSEWHERE: Final = re.compile(r"\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%|arn:aws|(?:~|\.{1,2})?/[\w.-]+/")
 
 
@@ -43,7 +46,7 @@ def is_placeholder(value: str) -> bool:
     value = value.strip().strip("\"'`")
     if not value or value.lower() in _WORDS:
         return True
-    if _NAMED.search(value) or _ELSEWHERE.match(value):
+    if _NAMED.search(value) or _ELSEWHERE.match(value) or _CUT.fullmatch(value):
         return True
     body = re.sub(r"^[A-Za-z]{1,8}[-_]", "", value)  # after a provider prefix: ``sk-``, ``ghp_``
     if len(body) >= 4:
