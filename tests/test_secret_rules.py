@@ -224,6 +224,7 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
     "cli-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"mysql -uroot -p{s} -h db shop", s),
     "cli-user-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"curl -u admin:{s} https://ci.local/api", s),
     "cli-secret-flag": lambda r: ((s := mixed(r, ALNUM, 20)) and f"vault login --token {s}", s),
+    "netrc-password": lambda r: ((s := mixed(r, ALNUM, 24)) and f"machine api.example.com login me password {s}", s),
 }
 
 

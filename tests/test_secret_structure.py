@@ -43,6 +43,12 @@ CAUGHT = [
     ("DD_APP_KEY={s}", "ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12"),
     ("ALGOLIA_ADMIN_KEY={s}", "f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8"),
     ('{{"license_key": "{s}"}}', "LK-8Q2W-9E3R-4T5Y"),
+    # markup and config formats that are not key = value
+    ("<datasource><username>app</username><password>{s}</password></datasource>", "Xu7tq9rWz"),
+    ('<add key="ClearTextPassword" value="{s}" />', "NuG3tPass!x"),
+    ("<db:password>{s}</db:password>", "S3cr3tPw42"),
+    ("<AuthKey>{s}</AuthKey>", "q8Lm2Rt7Vb4Np3Zk"),
+    ("machine api.heroku.com login me@example.com password {s}", "4f3c2b1a-9e8d-7c6b-5a4f-3e2d1c0b9a8f"),
 ]
 
 
@@ -88,6 +94,12 @@ LEFT_ALONE = [
     "STRIPE_KEY=${STRIPE_SECRET_KEY}",
     'hf spaces secrets add my-space -s OPENAI_API_KEY=sk-... -s HF_TOKEN="hf_…"',
     'LAST_TOKEN = "LAST_TOKEN"',  # a name, not a value
+    "<passwordPolicy>strict</passwordPolicy>",
+    "<title>password reset</title>",
+    "<max_tokens>512</max_tokens>",
+    "<password>${DB_PASSWORD}</password>",
+    '<add key="MaxRetries" value="5" />',
+    "the machine learning model needs a password to download",
 ]
 
 

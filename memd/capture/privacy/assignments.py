@@ -38,7 +38,7 @@ from typing import Final
 from .keys import TRAILERS, is_sensitive_key, secret_kind
 from .placeholders import is_placeholder
 from .redactions import MARKER, Span
-from .rules import has_digit, has_letter_and_digit
+from .rule import has_digit, has_letter_and_digit
 
 __all__ = ["KEY_TRIGGER", "assignments"]
 

@@ -2,7 +2,7 @@
 
 ``mysql``/``mariadb`` ``-pPASSWORD``, ``-u``/``--user user:password`` (curl, httpie...), the short
 password flags of everyday tools after their tool (``_TOOL_FLAGS``), and any flag whose name says
-it takes a credential, in any tool (``_FLAG_NAME``): the class a person meets in every shell
+it takes a credential, in any tool (``keys.CREDENTIAL_NAME``): the class a person meets in every shell
 history, not one provider's format.  A value that is a ``--help`` metavar, a plain word of prose,
 OpenSSL's ``env:``/``file:`` or a placeholder is no credential (``_flag_placeholder``).
 """
@@ -12,20 +12,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .keys import CREDENTIAL_NAME
 from .placeholders import is_placeholder
 from .rule import Rule
 
 __all__ = ["COMMAND_LINE_RULES"]
 
-_FLAG_NAME: Final = (
-    r"(?:pass(?:words?|wd|phrase|in|out)?|pwd|secrets?|tokens?|credentials?|auth(?:orization)?"
-    r"|(?:api|access|secret|private|signing|encryption|master|account|auth|subscription|preshared|admin|app|license)"
-    r"[-_.]?keys?|(?:store|key|become|sudo|vault|ssh|db|admin|root)[-_.]?pass(?:word|wd)?)"
-)
-"""The last word of a flag that takes a credential, whatever the tool: a word naming a secret
-(``--password``, ``--management-token``, ``--access-key-secret``, ``--auth``), a kind of key
-(``--authkey``, ``--api-key``), a ``pass`` of Java's and OpenSSL's tools (``-storepass``,
-``-keypass``, ``-passout pass:...``) or of Ansible's (``--become-pass``)."""
 _METAVAR: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _PROSE_WORD: Final = re.compile(r"[a-z]+")
 _NOT_A_VALUE: Final = re.compile(r"(?:env|file|fd|stdin)(?::|\Z)|x{4,}|(?:your|my|the)[-_]", re.IGNORECASE)
@@ -109,7 +101,7 @@ COMMAND_LINE_RULES: Final = (
         "cli-secret-flag",
         "-",
         re.compile(
-            rf"-(?<![a-z0-9_-]-)-?(?:[a-z0-9]+[-_.])*?{_FLAG_NAME}(?:[-_.]?[0-9]+)?"
+            rf"-(?<![a-z0-9_-]-)-?(?:[a-z0-9]+[-_.])*?{CREDENTIAL_NAME}(?:[-_.]?[0-9]+)?"
             r"[ \t]+(?:pass:)?[\"']?([^\s'\"`$<{[%@*-][^\s'\"]{2,511})"
         ),
         group=1,

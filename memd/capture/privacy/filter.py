@@ -4,7 +4,8 @@
 non-empty match that does not touch a marker already in the text is replaced.
 
 The shapes run first, all on the same text (overlapping matches merge into one marker,
-named by the first rule), then ``key = value`` on the result, then each extra pattern,
+named by the first rule), then ``key = value`` on the result, then XML elements and
+attribute pairs named for a secret (``markup``), then each extra pattern,
 so each step sees what a second filtering would see.  A shape glued to a word
 (``xghp_...``), or to a marker, is not a token; a marker itself never matches anything.
 A ``key = value`` secret is named by what its key names (``DB_PASSWORD=`` gives
@@ -34,6 +35,7 @@ import msgspec
 from ...config import PrivacyConfig
 from .assignments import KEY_TRIGGER, assignments
 from .keys import secret_kind
+from .markup import markup
 from .redactions import MARKER, Edit, Redactions, Span, lower, redacted, splice
 from .shapes import token_secrets
 from .tags import TagRules
@@ -164,7 +166,7 @@ class Privacy:
         return redacted(kind), Redactions(secrets=1, chars_removed=len(text), kinds={kind: 1})
 
     def _secrets(self, text: str, low: str | None) -> tuple[str, Redactions]:
-        """Shapes, then ``key = value`` on the result, then each extra pattern in turn:
+        """Shapes, then ``key = value`` on the result, then XML names (``markup``), then each extra pattern in turn:
         each step sees the markers of the steps before, as a second filtering would.
         ``low`` is ``lower(text)`` when already known."""
         found = Redactions()
@@ -175,6 +177,10 @@ class Privacy:
                 low = lower(text)
             if KEY_TRIGGER.search(low):
                 text, more = _redact(text, assignments(text, low))
+                found += more
+                if more.secrets:
+                    low = lower(text)
+                text, more = _redact(text, markup(text, low))
                 found += more
         for regex in self._extra:
             text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._marker)])

@@ -24,7 +24,7 @@ import functools
 import re
 from typing import Final
 
-__all__ = ["TRAILERS", "is_sensitive_key", "secret_kind"]
+__all__ = ["CREDENTIAL_NAME", "TRAILERS", "is_sensitive_key", "secret_kind"]
 
 _SECRET_WORDS: Final = frozenset(
     {
@@ -75,6 +75,19 @@ _DIRECTORIES: Final = frozenset({"PWD", "OLDPWD", "pwd", "oldpwd"})
 """The shell's working directories (``Pwd`` in a connection string is a password)."""
 _WORDS: Final = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
 """Words of a key, digits kept on the word they end (``b64``, ``password2``)."""
+
+
+CREDENTIAL_NAME: Final = (
+    r"(?:pass(?:words?|wd|phrase|in|out)?|pwd|secrets?|tokens?|credentials?|auth(?:orization)?"
+    r"|(?:api|access|secret|private|signing|encryption|master|account|auth|subscription|preshared|admin|app|license)"
+    r"[-_.]?keys?|(?:store|key|become|sudo|vault|ssh|db|admin|root)[-_.]?pass(?:word|wd)?)"
+)
+"""The last word of a name that takes a credential, as a regex for the places ``secret_kind``
+cannot be asked (a flag, an XML element): a word naming a secret (``--password``,
+``--management-token``, ``--access-key-secret``, ``--auth``), a kind of key (``--authkey``,
+``--api-key``), a ``pass`` of Java's and OpenSSL's tools (``-storepass``, ``-keypass``,
+``-passout pass:...``) or of Ansible's (``--become-pass``).  Lower case: matched against
+lower-cased text."""
 
 
 def _is_trailer(word: str) -> bool:

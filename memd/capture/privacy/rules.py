@@ -50,6 +50,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .command_line import COMMAND_LINE_RULES
+from .markup import NETRC_RULES
 from .rule import Rule, has_digit, has_letter_and_digit
 
 __all__ = ["TOKEN_RULES", "Rule", "has_digit", "has_letter_and_digit"]
@@ -289,4 +290,5 @@ TOKEN_RULES: Final = (
         check=has_letter_and_digit,
     ),
     *COMMAND_LINE_RULES,
+    *NETRC_RULES,
 )
