@@ -224,6 +224,19 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
     "cli-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"mysql -uroot -p{s} -h db shop", s),
     "cli-user-password": lambda r: ((s := mixed(r, ALNUM, 12)) and f"curl -u admin:{s} https://ci.local/api", s),
     "cli-secret-flag": lambda r: ((s := mixed(r, ALNUM, 20)) and f"vault login --token {s}", s),
+    "supabase-key": token(lambda r: "sb_secret_" + mixed(r, B64URL, 31)),
+    "docker-token": token(lambda r: "dckr_pat_" + mixed(r, B64URL, 27)),
+    "webhook-secret": token(lambda r: "whsec_" + mixed(r, ALNUM + "+/", 32)),
+    "contentful-token": token(lambda r: "CFPAT-" + mixed(r, B64URL, 43)),
+    "netlify-token": token(lambda r: "nfp_" + mixed(r, ALNUM, 36)),
+    "tailscale-key": token(lambda r: "tskey-auth-" + mixed(r, ALNUM, 11) + "CNTRL-" + mixed(r, ALNUM, 33)),
+    "launchdarkly-key": token(lambda r: "sdk-" + uuid(r)),
+    "fcm-server-key": token(lambda r: "AAAA" + mixed(r, B64URL, 7) + ":APA91b" + mixed(r, B64URL, 134)),
+    "discord-webhook": lambda r: (
+        (s := mixed(r, B64URL, 68))
+        and f"curl -X POST https://discord.com/api/webhooks/{pick(r, '0123456789', 18)}/{s}",
+        s,
+    ),
     "netrc-password": lambda r: ((s := mixed(r, ALNUM, 24)) and f"machine api.example.com login me password {s}", s),
 }
 

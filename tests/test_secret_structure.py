@@ -43,6 +43,10 @@ CAUGHT = [
     ("DD_APP_KEY={s}", "ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12"),
     ("ALGOLIA_ADMIN_KEY={s}", "f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8"),
     ('{{"license_key": "{s}"}}', "LK-8Q2W-9E3R-4T5Y"),
+    # provider tokens where their rules did not look: in an API URL, handed to a call, beside their key id
+    ("curl https://api.telegram.org/bot{s}/sendMessage?chat_id=42", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"),
+    ('bot.run("{s}")', "MTA4NjQ2NTk4MzQ2NTk4MzQ2NQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"),
+    ("PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}\nPrivate-MAC: 0a1b", "AAAAIDq8Lm2Rt7Vb4Np3Zk6Hd1Xw9Lq"),
     # markup and config formats that are not key = value
     ("<datasource><username>app</username><password>{s}</password></datasource>", "Xu7tq9rWz"),
     ('<add key="ClearTextPassword" value="{s}" />', "NuG3tPass!x"),
@@ -59,6 +63,12 @@ def test_the_value_goes_and_the_line_stays(line: str, secret: str) -> None:
     assert secret not in filtered and found.secrets >= 1
     before, after = text.split(secret, 1)
     assert filtered.startswith(before) and filtered.endswith(after)  # only the value went
+
+
+def test_a_twilio_secret_beside_its_key_id() -> None:
+    secret = "q8Lm2Rt7Vb4Np3Zk6Hd1Xw9Lq2Rt7Vb4"
+    filtered, found = PRIVACY.text(f'Client("SK0123456789abcdef0123456789abcdef", "{secret}", account_sid)')
+    assert filtered == 'Client("[REDACTED:twilio-key]", "[REDACTED:twilio-key]", account_sid)' and found.secrets == 2
 
 
 LEFT_ALONE = [

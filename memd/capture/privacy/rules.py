@@ -21,7 +21,11 @@ Whatever tags say, these are replaced by a marker naming the rule that found the
   Notion, Octopus Deploy, OpenShift, Perplexity, PlanetScale, Prefect, Pulumi, ReadMe,
   RubyGems, Scalingo, Brevo (Sendinblue), Sentry, SettleMint, Shippo, Sourcegraph, Defined
   Networking, Dropbox, Mailchimp, Lob, Plaid, Typeform, Yandex, Twitter bearer tokens,
-  Google OAuth client secrets, xAI, Groq, Replicate; and three shapes without a prefix,
+  Google OAuth client secrets, xAI, Groq, Replicate, Supabase secret keys, Docker personal
+  access tokens, webhook signing secrets (``whsec_``), Contentful, Netlify, Tailscale,
+  LaunchDarkly SDK keys, Firebase Cloud Messaging server keys, Discord webhook URLs, PuTTY key
+  files' private lines; a Telegram bot token in its API URL (``/bot<token>/``), a Twilio API
+  secret passed beside its ``SK`` id; and three shapes without a prefix,
   taken only where the text names their service: Discord bot tokens, Facebook
   ``<app id>|<token>`` and Mailgun ``key-<hex>``.  A shape whose fixed part is not at its
   start (Mailchimp's ``-us12``, MaxMind's ``_mmk``) is found by that part and looks back
@@ -137,10 +141,10 @@ TOKEN_RULES: Final = (
         re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{20,256})"),
         group=1,
     ),
-    Rule(  # no prefix: searched only when ":AA" is in the text
+    Rule(  # no prefix: searched only when ":AA" is in the text; in Telegram's API URLs after ``/bot``
         "telegram-bot-token",
         ":aa",
-        re.compile(r"(?<![0-9A-Za-z_:-])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}(?![0-9A-Za-z_-])"),
+        re.compile(r"(?:(?<=/bot)|(?<![0-9A-Za-z_:-]))[0-9]{8,10}:AA[0-9A-Za-z_-]{33}(?![0-9A-Za-z_-])"),
     ),
     *_tokens("digitalocean-token", "_v1_", (r"do[por]_v1_",), rf"[a-f0-9]{{64}}{_B}"),
     *_tokens("shopify-token", "shp", (r"shp(?:at|ca|pa|ss)_",), rf"[a-fA-F0-9]{{32}}{_B}"),
@@ -148,6 +152,13 @@ TOKEN_RULES: Final = (
     *_tokens("gitlab-token", "gl", (r"glptt-",), rf"[0-9a-f]{{40}}{_B}"),
     *_tokens("npm-token", "npm_", (r"npm_",), rf"[A-Za-z0-9]{{36}}{_B}"),
     *_tokens("twilio-key", "sk", (r"SK",), rf"[0-9a-fA-F]{{32}}{_B}", check=has_letter_and_digit),
+    Rule(  # the API key's secret, passed beside its ``SK`` id: ``Client("SK…", "<secret>", …)``
+        "twilio-key",
+        "sk",
+        re.compile(r"SK[0-9a-fA-F]{32}[\"']?[ \t]*,[ \t]*(?:[A-Za-z_]{1,20}[ \t]*=[ \t]*)?[\"']([A-Za-z0-9]{32})[\"']"),
+        group=1,
+        check=has_letter_and_digit,
+    ),
     *_tokens("databricks-token", "dapi", (r"dapi",), rf"[a-f0-9]{{32}}(?:-[0-9])?{_B}"),
     *_tokens("square-token", "sq0", (r"sq0(?:atp|csp)-",), rf"[0-9A-Za-z_-]{{22,43}}{_B}"),
     *_tokens("square-token", "eaaa", (r"EAAA",), rf"[0-9A-Za-z_-]{{60}}{_B}"),
@@ -276,6 +287,39 @@ TOKEN_RULES: Final = (
     *_tokens("xai-key", "xai-", (r"xai-",), rf"[A-Za-z0-9]{{80}}{_B}"),
     *_tokens("groq-key", "gsk_", (r"gsk_",), rf"[A-Za-z0-9]{{52}}{_B}"),
     *_tokens("replicate-token", "r8_", (r"r8_",), rf"[A-Za-z0-9]{{37}}{_B}"),
+    *_tokens("supabase-key", "sb_secret_", (r"sb_secret_",), rf"[A-Za-z0-9_-]{{20,128}}{_B}", check=has_digit),
+    *_tokens("docker-token", "dckr_pat_", (r"dckr_pat_",), rf"[A-Za-z0-9_-]{{20,64}}{_B}", check=has_digit),
+    *_tokens("webhook-secret", "whsec_", (r"whsec_",), r"[A-Za-z0-9+/]{24,128}={0,2}(?![A-Za-z0-9+/=_-])"),
+    *_tokens("contentful-token", "cfpat-", (r"CFPAT-",), rf"[A-Za-z0-9_-]{{20,64}}{_B}", check=has_digit),
+    *_tokens("netlify-token", "nfp_", (r"nfp_",), rf"[A-Za-z0-9]{{30,64}}{_B}", check=has_letter_and_digit),
+    *_tokens(
+        "tailscale-key",
+        "tskey-",
+        (r"tskey-auth-", r"tskey-api-", r"tskey-client-"),
+        rf"[A-Za-z0-9-]{{20,128}}{_B}",
+        check=has_digit,
+    ),
+    *_tokens("launchdarkly-key", "sdk-", (r"sdk-",), rf"[0-9a-f]{{8}}(?:-[0-9a-f]{{4}}){{3}}-[0-9a-f]{{12}}{_B}"),
+    Rule(  # Firebase Cloud Messaging's legacy server key: ``AAAA<7>:APA91b<134>``
+        "fcm-server-key",
+        ":apa91b",
+        re.compile(r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,200}(?![A-Za-z0-9_-])"),
+    ),
+    Rule(
+        "discord-webhook",
+        "/api/webhooks/",
+        re.compile(r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/([A-Za-z0-9_-]{60,68})"),
+        group=1,
+    ),
+    Rule(  # a PuTTY key file's private part: the base64 lines after ``Private-Lines: N``
+        "private-key",
+        "private-lines:",
+        re.compile(
+            r"Private-Lines:[ \t]*[0-9]{1,3}[ \t]*\r?\n"
+            r"((?:[A-Za-z0-9+/=]{1,64}\r?\n){0,63}[A-Za-z0-9+/=]{1,64})(?![A-Za-z0-9+/=:-])"
+        ),
+        group=1,
+    ),
     Rule(  # ``<id>|<token>``: no prefix, searched only in text that mentions Facebook
         "facebook-token",
         "facebook",
@@ -284,6 +328,14 @@ TOKEN_RULES: Final = (
     Rule(  # no prefix: searched only in text that mentions Discord
         "discord-bot-token",
         "discord",
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])"
+        ),
+        check=has_letter_and_digit,
+    ),
+    Rule(  # the same, handed to a bot's ``run(...)`` in a file that never says Discord
+        "discord-bot-token",
+        ".run(",
         re.compile(
             r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_.-])"
         ),
