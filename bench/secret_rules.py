@@ -20,10 +20,12 @@ memd's rules are counted (``recall_any_context``: in one of them at least), and 
 the ordinary corpus as a false alarm when it flags it at all.  It is not a dependency of
 memd: ``pip install detect-secrets`` first (the bench says so when it is missing).
 
+- ``--held-out``: recall on kinds no rule names, leave-one-kind-out (``held_out``).
 - ``--third-party``: false alarms, by file type, on code memd does not control: the installed
   Python packages and the pinned Claude Code's lockfile (``third_party_lines``).
 
-    .venv/bin/python bench/secret_rules.py [--per-rule 20] [--json] [--against detect-secrets] [--third-party]
+    .venv/bin/python bench/secret_rules.py [--per-rule 20] [--json] [--against detect-secrets]
+                                           [--third-party] [--held-out]
 """
 
 from __future__ import annotations
@@ -126,6 +128,47 @@ def third_party_lines() -> dict[str, list[str]]:
     return found
 
 
+STRUCTURE_RULES = frozenset(
+    {"url-password", "authorization", "bearer-token", "aws-secret-key", "cli-password", "cli-user-password",
+     "cli-secret-flag", "netrc-password", "private-key"}
+)  # fmt: skip
+"""Rules that find a secret by where it stands (a flag, a header, a URL's userinfo, a PEM block),
+not by a provider's format: they are the layers a held-out kind falls to, never held out."""
+
+
+def held_out(generated: list[tuple[str, str, str]]) -> dict[str, object]:
+    """Recall on kinds no rule names: for each provider kind in turn, its own rules are taken out
+    of the table and its fakes filtered by everything else (the structural rules, ``key = value``,
+    XML, placeholders), once as the generator wrote them (mostly keyless: "use <token> for now")
+    and once named as people name them in config (``API_TOKEN=<token>``, ``{"api_key": "<token>"}``).
+    This is how a kind memd has no rule for fares: leave-one-kind-out, over every kind."""
+    from memd.capture.privacy import shapes
+
+    everything = shapes.TOKEN_RULES
+    privacy = Privacy(PrivacyConfig())
+    kinds = sorted({name for name, _, _ in generated} - STRUCTURE_RULES)
+    caught: dict[str, dict[str, int]] = {"as written": {}, "named": {}}
+    try:
+        for kind in kinds:
+            shapes.TOKEN_RULES = tuple(rule for rule in everything if rule.name != kind)  # type: ignore[misc]
+            for name, text, secret in generated:
+                if name != kind:
+                    continue
+                named = [f"API_TOKEN={secret}", json.dumps({"service": {"api_key": secret}})]
+                for style, texts in (("as written", contexts(text)), ("named", named)):
+                    if all(secret not in privacy.text(context)[0] for context in texts):
+                        caught[style][kind] = caught[style].get(kind, 0) + 1
+    finally:
+        shapes.TOKEN_RULES = everything  # type: ignore[misc]
+    per_kind = len(generated) // len({name for name, _, _ in generated})
+    total = per_kind * len(kinds)
+    return {
+        "kinds": len(kinds),
+        **{f"recall {style}": round(sum(found.values()) / total, 4) for style, found in caught.items()},
+        "kinds caught as written": sorted(caught["as written"]),
+    }
+
+
 def detect_secrets_figures(fakes: list[tuple[str, str, str]], lines: list[str]) -> dict[str, object]:
     """detect-secrets on the same fakes (name, text, secret) and ordinary lines."""
     try:
@@ -180,6 +223,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--against", choices=["detect-secrets"], help="measure that scanner on the same corpus too")
     parser.add_argument("--third-party", action="store_true", help="false alarms on installed third-party code too")
+    parser.add_argument("--held-out", action="store_true", help="recall on each provider kind with its own rules out")
     args = parser.parse_args()
     privacy = Privacy(PrivacyConfig())
 
@@ -225,6 +269,8 @@ def main() -> int:
     }
     if args.against:
         result[args.against] = detect_secrets_figures(generated, lines)
+    if args.held_out:
+        result["held_out"] = held_out(generated)
     if args.third_party:
         by_type = {}
         for kind, type_lines in third_party_lines().items():
@@ -246,7 +292,7 @@ def main() -> int:
         print(json.dumps({**result, "met": met}))
     else:
         for key, value in result.items():
-            if key not in ("false_alarm_examples", args.against, "third_party"):
+            if key not in ("false_alarm_examples", args.against, "third_party", "held_out"):
                 print(f"{key:>20}: {value}")
         print("false alarms, first lines:")
         for line in result["false_alarm_examples"]:
@@ -255,6 +301,10 @@ def main() -> int:
             print(f"{args.against} on the same corpus:")
             for key, value in result[args.against].items():  # type: ignore[union-attr]
                 print(f"{key:>20}: {value}")
+        if args.held_out:
+            print("kinds no rule names (each provider kind with its own rules taken out):")
+            for key, value in result["held_out"].items():  # type: ignore[union-attr]
+                print(f"{key:>28}: {value}")
         if args.third_party:
             third = result["third_party"]
             print(f"third-party code: {third['false_alarms']} of {third['lines']} lines ({third['rate']:.3%})")  # type: ignore[index]
