@@ -237,6 +237,11 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
         and f"curl -X POST https://discord.com/api/webhooks/{pick(r, '0123456789', 18)}/{s}",
         s,
     ),
+    "url-signature": lambda r: (
+        (s := mixed(r, ALNUM + "%", 44))
+        and f"curl 'https://acct.blob.core.windows.net/c/f.zip?sv=2022-11-02&sp=r&sig={s}'",
+        s,
+    ),
     "netrc-password": lambda r: ((s := mixed(r, ALNUM, 24)) and f"machine api.example.com login me password {s}", s),
 }
 

@@ -47,6 +47,13 @@ CAUGHT = [
     ("curl https://api.telegram.org/bot{s}/sendMessage?chat_id=42", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"),
     ('bot.run("{s}")', "MTA4NjQ2NTk4MzQ2NTk4MzQ2NQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"),
     ("PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}\nPrivate-MAC: 0a1b", "AAAAIDq8Lm2Rt7Vb4Np3Zk6Hd1Xw9Lq"),
+    # headers, URLs and inventories that are not key = value
+    ('curl -H "Cookie: theme=dark; _myapp_session={s}; lang=en" https://app.example.com', "Q2xZ3k9LmNp7RtWv4XbYs1Hd"),
+    ("Set-Cookie: sessionid={s}; Path=/; HttpOnly", "abcdefghij1234567890XYZ"),
+    ('headers = {{"Cookie": "sid={s}"}}', "aZ9xQ2mP7vL4rT8wK3nB"),
+    ("https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig={s}", "Zq8vK2mP9xW4Lq2Rt7Vb4Nm8Kp3Zs%3D"),
+    ("web1 ansible_host=10.0.0.5 ansible_become_pass={s}", "B3come!x9"),
+    ("SMTP_PASS={s}", "Sm7pPass99"),
     # markup and config formats that are not key = value
     ("<datasource><username>app</username><password>{s}</password></datasource>", "Xu7tq9rWz"),
     ('<add key="ClearTextPassword" value="{s}" />', "NuG3tPass!x"),
@@ -110,6 +117,12 @@ LEFT_ALONE = [
     "<password>${DB_PASSWORD}</password>",
     '<add key="MaxRetries" value="5" />',
     "the machine learning model needs a password to download",
+    "Cookie: theme=dark; lang=en",  # preferences, not a session
+    "Set-Cookie: id=; Path=/; Max-Age=0",
+    "document.cookie: no",
+    "bypass = True",
+    "first_pass: done",
+    "https://example.com/search?q=signature&page=2",
 ]
 
 

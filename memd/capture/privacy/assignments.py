@@ -44,7 +44,7 @@ __all__ = ["KEY_TRIGGER", "assignments"]
 
 _KEY_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _KEY_WORDS: Final = (
-    "pass(?:words?|wd|phrases?)",
+    "pass(?:words?|wd|phrases?)?",
     "pwd",
     "secrets?",
     "token",

@@ -35,7 +35,7 @@ import msgspec
 from ...config import PrivacyConfig
 from .assignments import KEY_TRIGGER, assignments
 from .keys import secret_kind
-from .markup import markup
+from .markup import cookies, markup
 from .redactions import MARKER, Edit, Redactions, Span, lower, redacted, splice
 from .shapes import token_secrets
 from .tags import TagRules
@@ -181,6 +181,9 @@ class Privacy:
                 if more.secrets:
                     low = lower(text)
                 text, more = _redact(text, markup(text, low))
+                found += more
+            if "cookie" in low:
+                text, more = _redact(text, cookies(text, lower(text)))
                 found += more
         for regex in self._extra:
             text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._marker)])

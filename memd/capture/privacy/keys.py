@@ -4,9 +4,11 @@
 ``dotted.names``, ``camelCase``) and finds the last word that names a secret: password,
 passwd, passphrase, pwd, secret, token, credential, auth, authorization (plurals of
 password, passphrase, secret and credential too, but not ``tokens``, a count), a word
-ending in one of them (``dbpassword``, ``authtoken``), or ``key`` after api, private,
-secret, access, signing, encryption, master, account, auth, subscription, preshared, admin, app or
-license (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``, ``PresharedKey``, ``DD_APP_KEY``); digits at a word's end are
+ending in one of them (``dbpassword``, ``authtoken``), ``key`` after api, private, secret,
+access, signing, encryption, master, account, auth, subscription, preshared, admin, app or
+license (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``, ``PresharedKey``, ``DD_APP_KEY``),
+or ``pass`` after become, sudo, ssh, db, admin, root, store, key, vault, ftp, smtp, mail, user
+or bind (``ansible_become_pass``, ``SMTP_PASS``; not ``bypass``); digits at a word's end are
 ignored (``password2``).  The key is sensitive when only encodings or digits
 follow it (``value``, ``base``, ``b64``, ``hex``, ``raw``, ``str``, ``string``,
 ``bytes``, ``data``, ``encoded``, ``confirmation``...): ``password``, ``DB_PASSWORD``,
@@ -71,6 +73,12 @@ TRAILERS: Final = frozenset(
         "confirmation",
     }
 )
+_PASS_QUALIFIERS: Final = frozenset(
+    {"become", "sudo", "ssh", "db", "admin", "root", "store", "key", "vault", "ftp", "smtp", "mail", "user", "bind"}
+)
+"""Words after which ``pass`` is a password (``ansible_become_pass``, ``SMTP_PASS``, ``storepass``); alone,
+or after others (``bypass``, ``first_pass``), it is not."""
+_PASS_COMPOUNDS: Final = tuple(qualifier + "pass" for qualifier in sorted(_PASS_QUALIFIERS))
 _DIRECTORIES: Final = frozenset({"PWD", "OLDPWD", "pwd", "oldpwd"})
 """The shell's working directories (``Pwd`` in a connection string is a password)."""
 _WORDS: Final = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
@@ -134,10 +142,13 @@ def secret_kind(name: str) -> str | None:
     for index in range(len(words) - 1, -1, -1):
         stem = stems[index]
         compound = stem in ("key", "keys") and index > 0 and stems[index - 1] in _KEY_KINDS
-        if compound or _names_secret(stem):
+        a_pass = stem.endswith(_PASS_COMPOUNDS) or (
+            stem == "pass" and index > 0 and stems[index - 1] in _PASS_QUALIFIERS
+        )
+        if compound or a_pass or _names_secret(stem):
             if not all(_is_trailer(word) for word in words[index + 1 :]):
                 return None
-            return f"{stems[index - 1]}-key" if compound else _word_kind(stem)
+            return f"{stems[index - 1]}-key" if compound else "password" if a_pass else _word_kind(stem)
     return None
 
 
