@@ -47,6 +47,7 @@ CAUGHT = [
     ("curl https://api.telegram.org/bot{s}/sendMessage?chat_id=42", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"),
     ('bot.run("{s}")', "MTA4NjQ2NTk4MzQ2NTk4MzQ2NQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"),
     ("PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}\nPrivate-MAC: 0a1b", "AAAAIDq8Lm2Rt7Vb4Np3Zk6Hd1Xw9Lq"),
+    ("aws_secret_access_key = {s}", "/Ab3kd/x9QzLm2Rt7Vb4Np3Zk6Hd1Xw9Lq2Rt7Vb4"),  # base64 that starts like a path
     # headers, URLs and inventories that are not key = value
     ('curl -H "Cookie: theme=dark; _myapp_session={s}; lang=en" https://app.example.com', "Q2xZ3k9LmNp7RtWv4XbYs1Hd"),
     ("Set-Cookie: sessionid={s}; Path=/; HttpOnly", "abcdefghij1234567890XYZ"),

@@ -38,7 +38,12 @@ _WORDS: Final = frozenset(
 )
 _CUT: Final = re.compile(r"[A-Za-z0-9]{0,8}[-_]?[A-Za-z0-9]{0,4}(?:\.{2,}|…)")
 """A prefix and an ellipsis: ``sk-...``, ``hf_…``, ``ghp_abc...``."""
-_ELSEWHERE: Final = re.compile(r"\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%|arn:aws|(?:~|\.{1,2})?/[\w.-]+/")
+_ELSEWHERE: Final = re.compile(r"\$\{|\$\(|\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%|arn:aws")
+_PATH: Final = re.compile(
+    r"(?:~|\.{1,2})?(?:/[a-z0-9_.@-]+)+/?|(?:~|\.{1,2}|/(?:run|var|etc|home|tmp|opt|srv|Users|secrets))/[^\s]*"
+)
+"""A file path: lower-case segments (``/var/secrets/google/key.json``) or a well-known root; base64
+has upper case in its segments, so a secret that starts with ``/`` is not taken for one."""
 
 
 def is_placeholder(value: str) -> bool:
@@ -46,7 +51,7 @@ def is_placeholder(value: str) -> bool:
     value = value.strip().strip("\"'`")
     if not value or value.lower() in _WORDS:
         return True
-    if _NAMED.search(value) or _ELSEWHERE.match(value) or _CUT.fullmatch(value):
+    if _NAMED.search(value) or _ELSEWHERE.match(value) or _CUT.fullmatch(value) or _PATH.fullmatch(value):
         return True
     body = re.sub(r"^[A-Za-z]{1,8}[-_]", "", value)  # after a provider prefix: ``sk-``, ``ghp_``
     if len(body) >= 4:
