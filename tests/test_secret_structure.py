@@ -48,6 +48,12 @@ CAUGHT = [
     ('bot.run("{s}")', "MTA4NjQ2NTk4MzQ2NTk4MzQ2NQ.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB"),
     ("PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}\nPrivate-MAC: 0a1b", "AAAAIDq8Lm2Rt7Vb4Np3Zk6Hd1Xw9Lq"),
     ("aws_secret_access_key = {s}", "/Ab3kd/x9QzLm2Rt7Vb4Np3Zk6Hd1Xw9Lq2Rt7Vb4"),  # base64 that starts like a path
+    # values that code seemed to hold
+    ("DB_PASSWORD={s}", "p@ss(word)123"),
+    ("jdbc:mysql://db:3306/app?user=app&password={s}", "s3cr3t.Pass"),
+    ('const apiKey = process.env.API_KEY || "{s}";', "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    ('api_key = os.environ.get("API_KEY") or "{s}"', "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    ('r = requests.get(url, auth=("svc", "{s}"))', "Sv3cPass!word"),
     # headers, URLs and inventories that are not key = value
     ('curl -H "Cookie: theme=dark; _myapp_session={s}; lang=en" https://app.example.com', "Q2xZ3k9LmNp7RtWv4XbYs1Hd"),
     ("Set-Cookie: sessionid={s}; Path=/; HttpOnly", "abcdefghij1234567890XYZ"),
@@ -124,6 +130,10 @@ LEFT_ALONE = [
     "bypass = True",
     "first_pass: done",
     "https://example.com/search?q=signature&page=2",
+    "password = get_password()",
+    "auth=(user, pw)",
+    'password = self.password or ""',
+    'token = os.environ.get("TOKEN") or "${DEFAULT}"',
 ]
 
 

@@ -22,6 +22,12 @@
     (``password=password``).  So ``password = new_password`` in Python stays; the same
     line in an INI file stays too: memd cannot tell them apart.
 
+  Where code is read as code, what it holds may still be a literal secret: a .env or shell line
+  (``DB_PASSWORD=p@ss(word)``) takes its value to the next space; a URL's query parameter is
+  data whatever it looks like (``&password=s3cr3t.Pass``); a pair of strings is (user, password)
+  (``auth=("svc", "…")``); and code's fallback literal is one (``process.env.API_KEY || "…"``,
+  ``os.environ.get("API_KEY") or "…"``).
+
   A quoted value stays when it is empty, a bare scheme (``"Bearer " + token``), a
   template (``f"Bearer {token}"``, ``"${DB_PASSWORD}"``, ``"%s"``): built, not written, a
   placeholder (``placeholders.py``) or itself the name of a secret (``"LAST_TOKEN"``).
@@ -189,20 +195,55 @@ def _assignment_secret(text: str, key_start: int, match: re.Match[str]) -> Span 
     if quoted:
         group = next(index for index in (1, 2, 3) if quoted.group(index) is not None)
         return quoted.span(group) if _quoted_is_secret(quoted.group(group)) else None
-    bare = _BARE.match(text, value_start)
+    if (pair := _PAIR_OF_STRINGS.match(text, value_start)) is not None:  # ``auth=("svc", "…")``
+        return pair.span(2) if _quoted_is_secret(pair.group(2)) else None
+    if _is_env_line(text, key_start, match):  # ``DB_PASSWORD=p@ss(word)``: the whole word is the value
+        bare = _ENV_VALUE.match(text, value_start)
+    else:
+        bare = _BARE.match(text, value_start)
     if bare is None:
         return None
     value = bare.group()
     if is_placeholder(value):  # before its trailing dots go: ``sk-...``
         return None
-    if _in_query(text, key_start, match):  # a URL's ``?password=x&next=y``: ``&`` ends the value
+    query = _in_query(text, key_start, match)
+    if query:  # a URL's ``?password=x&next=y``: ``&`` ends the value
         value = value.split("&", 1)[0].split("#", 1)[0]
     value = value.rstrip(".:")
     value_end = value_start + len(value)
-    verdict = _bare_verdict(value, text[bare.end() : bare.end() + 1]) if value else False
+    next_char = text[bare.end() : bare.end() + 1]
+    verdict = (query and len(value) >= 3) or (_bare_verdict(value, next_char) if value else False)
     if verdict is None:
         verdict = _is_data(text, key_start, match, value_end)
-    return (value_start, value_end) if verdict else None
+    if not verdict:  # code, but a literal may be its fallback: ``env.API_KEY || "…"``, ``get("K") or "…"``
+        return _fallback(text, bare.end())
+    return (value_start, value_end)
+
+
+_PAIR_OF_STRINGS: Final = re.compile(
+    r"""[(\[][ \t]*(["'][^"'\n]{1,128}["'])[ \t]*,[ \t]*["']([^"'\n]{1,512})["'][ \t]*[)\]]"""
+)
+"""A (user, password) pair: requests' ``auth=("svc", "…")``, a tuple or list of two strings."""
+_ENV_VALUE: Final = re.compile(r"[^\s'\"#]{1,512}")
+_ENV_LEAD: Final = re.compile(r"[ \t]*(?:export[ \t]+)?")
+_FALLBACK: Final = re.compile(r"""(?:\([^()\n]{0,120}\))?[ \t]*(?:\|\||\?\?|\bor\b)[ \t]*["']([^"'\n]{1,512})["']""")
+
+
+def _is_env_line(text: str, key_start: int, match: re.Match[str]) -> bool:
+    """Whether ``KEY=value`` starts its line (``export`` aside): a .env or shell line, whose value
+    runs to the next space whatever characters it holds."""
+    key = text[key_start : match.start("quote")]
+    if not (key.isupper() and match.group("sep") == "=" and match.start("sep") == match.end("quote")):
+        return False
+    line_start = text.rfind("\n", max(0, key_start - 80), key_start) + 1
+    return _ENV_LEAD.fullmatch(text, line_start, key_start) is not None
+
+
+def _fallback(text: str, at: int) -> Span | None:
+    """The literal a value in code falls back to: ``process.env.API_KEY || "…"``,
+    ``os.environ.get("API_KEY") or "…"``."""
+    found = _FALLBACK.match(text, at)
+    return found.span(1) if found and _quoted_is_secret(found.group(1)) else None
 
 
 def assignments(text: str, low: str) -> list[tuple[int, int, str]]:
