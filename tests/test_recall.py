@@ -378,6 +378,22 @@ def test_prompt_context_snapshot_and_no_repeats(utc: Instance) -> None:
     assert cites[ERROR] in hook(utc, "UserPromptSubmit", "s-other", cwd, prompt=prompt)  # another session may
 
 
+def test_a_question_asked_again_gets_its_answer_not_itself(modeled: Instance) -> None:
+    """The same question in earlier sessions is the question, not its answer: the prompt's context
+    leaves it out and gives the answer a place (the copies took all three places before, each as
+    close in meaning as can be)."""
+    cwd = f"{modeled.root}/p"
+    question = "how do I log in to the docker registry again?"
+    now = time.time()
+    for n, session in enumerate(("s1", "s2", "s3")):
+        send(modeled, "UserPromptSubmit", now - 3600 * (4 - n), session, cwd, prompt=question)
+    answer = modeled.remember("docker login registry.example.com with the ci robot account from the vault", cwd)
+    modeled.wait_embedded()
+    context = hook(modeled, "UserPromptSubmit", "s4", cwd, prompt=question)
+    assert cite_of(modeled, answer) in context
+    assert context.count(question) == 0  # neither one of the three copies nor the question itself
+
+
 def test_prompts_that_are_not_questions_get_nothing(daemon: Instance) -> None:
     cwd = f"{daemon.root}/p"
     event_id = daemon.remember("The release checklist lives in docs/release.md", cwd, session="old")

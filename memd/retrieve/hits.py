@@ -4,6 +4,7 @@
     weigh            each candidate's evidence, confidence and score (``rank.py``), best first
     in_context_last  the asking session's own recent events after everything else
     one_per_session  one digest (summary or snapshot) per session
+    distinct         for a prompt: each text once, and not the prompt being answered
     to_hits          the best ``limit``, each with why it was found
 
 ``memd.services.search`` reads what these need (documents, citations, the vector lane's
@@ -35,6 +36,7 @@ __all__ = [
     "Scored",
     "close_neighbors",
     "content_words",
+    "distinct",
     "in_context_last",
     "one_per_session",
     "own_words",
@@ -215,6 +217,24 @@ def one_per_session(scored: list[Scored]) -> list[Scored]:
     """``scored`` with only the better-ranked digest of each session (``rank.one_digest_per_session``)."""
     keep = one_digest_per_session([(item.doc.kind, item.doc.session_id) for item in scored])
     return [item for item, kept in zip(scored, keep, strict=True) if kept]
+
+
+def distinct(scored: list[Scored], asked: str = "") -> list[Scored]:
+    """``scored`` with each text once (the better-ranked): a question asked again in several
+    sessions is one memory, not several.  ``asked``: the prompt being answered; a memory that
+    only repeats it is the question again, not its answer, and goes too."""
+    seen = {_plain(asked)} if asked.strip() else set()
+    kept = []
+    for item in scored:
+        text = _plain(item.doc.text or item.doc.title)
+        if text not in seen:
+            seen.add(text)
+            kept.append(item)
+    return kept
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def to_hits(

@@ -24,7 +24,6 @@ from ..retrieve.prompt_gate import (
     PROMPT_HIGH,
     PROMPT_KINDS,
     PROMPT_MIN_IMPORTANCE,
-    PROMPT_POOL,
     PROMPT_SEARCHED,
     not_a_question,
     question_of,
@@ -89,12 +88,9 @@ class PromptContext:
             project_id=project_id, kinds=PROMPT_KINDS, min_importance=PROMPT_MIN_IMPORTANCE,
             not_session=event.session_id,
         )  # fmt: skip
-        floor = self.config.retrieval.min_confidence
-        _mode, _notice, hits = await self.retriever.ranked(
-            query, filters, PROMPT_SEARCHED, least_pool=PROMPT_POOL, floor=floor
-        )
+        _mode, _notice, hits = await self.retriever.ranked(query, filters, PROMPT_SEARCHED, asked=event.text)
         given = await self.store.readers.run(usage.injected, event.session_id) if event.session_id else frozenset()
-        hits = shown = suggestions(hits, given, floor)
+        hits = shown = suggestions(hits, given, self.config.retrieval.min_confidence)
         if not hits:
             return opening
         lines = await self._lines(hits)

@@ -29,6 +29,7 @@ from ..retrieve.hits import (
     NOBODY,
     Named,
     close_neighbors,
+    distinct,
     in_context_last,
     one_per_session,
     pool_size,
@@ -36,6 +37,7 @@ from ..retrieve.hits import (
     to_hits,
     weigh,
 )
+from ..retrieve.prompt_gate import PROMPT_POOL
 from ..retrieve.rank import fuse
 from ..store import Readers, entities, lanes, layers, outbox
 from ..store.lanes import Filters
@@ -106,14 +108,15 @@ class Retriever:
         limit: int,
         lanes_wanted: Sequence[str] = (),
         in_context: str | None = None,
-        least_pool: int = MIN_POOL,
-        floor: float = 0.0,
+        asked: str = "",
     ) -> tuple[str, str, list[Hit]]:
         """(mode, notice, the best ``limit`` hits) for a compiled query within ``filters``.
-        ``in_context``: a session whose events since its last compaction rank after all others;
-        ``least_pool``: the fewest candidates each lane gives and the model weighs; ``floor``:
-        the least confidence of a hit worth returning (what the caller would drop unread)."""
-        pool = pool_size(limit, least_pool)
+        ``in_context``: a session whose events since its last compaction rank after all others.
+        ``asked``: the prompt being answered, for a prompt's search: it weighs fewer candidates
+        (``PROMPT_POOL``), returns only hits at ``min_confidence`` or more (the rest would be
+        dropped unread), each text once, and never a memory that only repeats the prompt."""
+        pool = pool_size(limit, PROMPT_POOL if asked else MIN_POOL)
+        floor = self.config.min_confidence if asked else 0.0
         wanted = frozenset(lanes_wanted) if lanes_wanted else DEFAULT_LANES
         ranked: dict[str, list[int]] = {}
         named: list[entities.Named] = []
@@ -143,7 +146,19 @@ class Retriever:
         # One thread hop for the rest: vector keys to events, documents, evidence.
         lane_order = bool(lanes_wanted)  # asked for some lanes: their own order, to see what each does
         hits = await self.readers.run(
-            _rank, query, limit, ranked, neighbors, filters, pool, self.config, in_context, named, lane_order, floor
+            _rank,
+            query,
+            limit,
+            ranked,
+            neighbors,
+            filters,
+            pool,
+            self.config,
+            in_context,
+            named,
+            lane_order,
+            floor,
+            asked,
         )
         return mode, notice, hits
 
@@ -203,6 +218,7 @@ def _rank(
     named: Sequence[entities.Named] = (),
     lane_order: bool = False,
     floor: float = 0.0,
+    asked: str = "",
 ) -> list[Hit]:
     """Shortlist each lane's best, weigh their evidence, return the best ``limit`` hits
     (``memd.retrieve.hits``; the reads they need, on one connection)."""
@@ -229,7 +245,10 @@ def _rank(
         scored.sort(key=lambda item: -fused[item.doc.id])
     if in_context is not None:
         scored = in_context_last(scored, in_context, lanes.context_start(conn, in_context))
-    kept = [item for item in one_per_session(scored) if item.confidence >= floor]
+    scored = one_per_session(scored)
+    if asked:  # a prompt's context: each text once, and never the prompt itself again
+        scored = distinct(scored, asked)
+    kept = [item for item in scored if item.confidence >= floor]
     return to_hits(kept, citations, ranked, limit)
 
 

@@ -123,7 +123,7 @@ def _quoted_is_secret(inside: str) -> bool:
 def _bare_verdict(value: str, next_char: str) -> bool | None:
     """Whether an unquoted value of a sensitive key is a secret: ``None`` for a plain
     identifier, which is one only where it is data (module docstring: the rules)."""
-    if len(value) < 3 or value[0] in _NOT_DATA_FIRST or next_char in _CODE_NEXT or is_placeholder(value):
+    if len(value) < 3 or value[0] in _NOT_DATA_FIRST or next_char in _CODE_NEXT:
         return False
     if value.lower() in _LITERALS or _SHORT_NUMBER.fullmatch(value):
         return False
@@ -204,7 +204,7 @@ def _assignment_secret(text: str, key_start: int, match: re.Match[str]) -> Span 
     if bare is None:
         return None
     value = bare.group()
-    if is_placeholder(value):  # before its trailing dots go: ``sk-...``
+    if is_placeholder(value):  # before its trailing dots go (``sk-...``), and before the rest is judged
         return None
     query = _in_query(text, key_start, match)
     if query:  # a URL's ``?password=x&next=y``: ``&`` ends the value

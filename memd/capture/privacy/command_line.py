@@ -4,7 +4,8 @@
 password flags of everyday tools after their tool (``_TOOL_FLAGS``), and any flag whose name says
 it takes a credential, in any tool (``keys.CREDENTIAL_NAME``): the class a person meets in every shell
 history, not one provider's format.  A value that is a ``--help`` metavar, a plain word of prose,
-OpenSSL's ``env:``/``file:`` or a placeholder is no credential (``_flag_placeholder``).
+OpenSSL's ``env:``/``file:`` is no credential (``_flag_placeholder``; a placeholder such as
+``xxxx`` or ``<TOKEN>`` is left alone by ``shapes.py``, as for every row).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import re
 from typing import Final
 
 from .keys import CREDENTIAL_NAME
-from .placeholders import is_placeholder
 from .rule import Rule
 
 __all__ = ["COMMAND_LINE_RULES"]
@@ -28,9 +28,7 @@ def _flag_placeholder(value: str) -> bool:
     (prose: "pass --token when asked"), OpenSSL's ``env:VAR``/``file:path``, or a placeholder
     (``xxxx``, ``your-token``)."""
     value = value.rstrip(".,;:)]}>`")  # the punctuation of the prose or markup around it
-    if _METAVAR.fullmatch(value) or _PROSE_WORD.fullmatch(value) or _NOT_A_VALUE.match(value):
-        return True
-    return is_placeholder(value)
+    return bool(_METAVAR.fullmatch(value) or _PROSE_WORD.fullmatch(value) or _NOT_A_VALUE.match(value))
 
 
 _TOOL_FLAGS: Final = (

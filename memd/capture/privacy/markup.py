@@ -7,7 +7,7 @@
 - ``Cookie: session=…`` and ``Set-Cookie:``: a value long enough to be a session (``cookies``);
 - ``machine api.example.com login me password …`` (``.netrc``, which curl and git read) and a
   signed URL's signature (``?sig=``, ``X-Amz-Signature=``): rows of the secret table
-  (``NETRC_RULES``).
+  (``FORMAT_RULES``; ``shapes.py`` leaves a placeholder alone, as for every row).
 
 A value that is a placeholder stays (``placeholders.py``).  An element is looked at only from a
 closing tag whose name names a secret back to its opening tag: other tags cost a name lookup.
@@ -24,7 +24,7 @@ from .placeholders import is_placeholder
 from .redactions import MARKER
 from .rule import Rule
 
-__all__ = ["COOKIE_VALUE_CHARS", "NETRC_RULES", "cookies", "markup"]
+__all__ = ["COOKIE_VALUE_CHARS", "FORMAT_RULES", "cookies", "markup"]
 
 _OPEN: Final = re.compile(r"<([A-Za-z][\w.:-]{0,40})(?:[ \t][^<>]{0,200})?>")
 _CLOSE: Final = re.compile(r"</([A-Za-z][\w.:-]{0,40})>")
@@ -92,14 +92,13 @@ def cookies(text: str, low: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-NETRC_RULES: Final = (
+FORMAT_RULES: Final = (
     Rule(
         "netrc-password",
         "machine",
         re.compile(r"machine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+){0,2}[ \t]+password[ \t]+(\S{1,512})"),
         group=1,
         lowered=True,
-        check=lambda value: not is_placeholder(value),
     ),
     Rule(  # a signed URL's signature: Azure SAS ``sig=``, S3's and GCS's ``X-Amz-Signature``, ``X-Goog-Signature``
         "url-signature",
@@ -107,6 +106,5 @@ NETRC_RULES: Final = (
         re.compile(r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=([^&#\s\"'<>]{16,1024})"),
         group=1,
         lowered=True,
-        check=lambda value: not is_placeholder(value),
     ),
 )

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .command_line import COMMAND_LINE_RULES
-from .markup import NETRC_RULES
+from .markup import FORMAT_RULES
 from .rule import Rule, has_digit, has_letter_and_digit
 
 __all__ = ["TOKEN_RULES", "Rule", "has_digit", "has_letter_and_digit"]
@@ -342,5 +342,5 @@ TOKEN_RULES: Final = (
         check=has_letter_and_digit,
     ),
     *COMMAND_LINE_RULES,
-    *NETRC_RULES,
+    *FORMAT_RULES,
 )
