@@ -130,7 +130,7 @@ def third_party_lines() -> dict[str, list[str]]:
 
 STRUCTURE_RULES = frozenset(
     {"url-password", "authorization", "bearer-token", "aws-secret-key", "cli-password", "cli-user-password",
-     "cli-secret-flag", "netrc-password", "private-key"}
+     "cli-secret-flag", "netrc-password", "private-key", "paired-key", "password", "secret", "token", "api-key"}
 )  # fmt: skip
 """Rules that find a secret by where it stands (a flag, a header, a URL's userinfo, a PEM block),
 not by a provider's format: they are the layers a held-out kind falls to, never held out."""

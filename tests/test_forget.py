@@ -207,7 +207,7 @@ def _files(instance: Instance) -> bytes:
 def _old_session(instance: Instance, cwd: str) -> dict[str, int]:
     """A session of 30 days ago that was told a secret: in a prompt (with Korean), a task, a reply."""
     todos = {"todos": [{"content": f"Rotate the {SECRET} key", "status": "pending", "activeForm": "Rotating"}]}
-    prompt = f"The vault passphrase is {SECRET}, {HANGUL}를 잊지 마"
+    prompt = f"The vault codename is {SECRET}, {HANGUL}를 잊지 마"
     ids = {
         "prompt": _event(instance, "UserPromptSubmit", "s-old", cwd, 30, prompt=prompt),
         "task": _event(instance, "PostToolUse", "s-old", cwd, 30, tool_name="TodoWrite", tool_input=todos,
@@ -233,7 +233,7 @@ def test_each_selector_forgets_from_every_store_and_the_files(embedded: Instance
     _event(embedded, "SessionEnd", "s-new", cwd, reason="exit")
     old = _old_session(embedded, cwd)
     embedded.wait_embedded()
-    said = f"The vault passphrase is {SECRET}"
+    said = f"The vault codename is {SECRET}"
     assert old["prompt"] in [hit.id for hit in embedded.search(said, all_projects=True, lanes=["vector"]).results]
     (cite,) = embedded.query("SELECT cite FROM citations WHERE event_id = ?", old["prompt"])[0]
     assert SECRET.encode() in _files(embedded) and HANGUL.encode() in _files(embedded)
@@ -316,7 +316,7 @@ def test_spooled_frames_of_the_selection_go_too(instance: Instance) -> None:
     os.makedirs(cwd)
     for frame in (
         _ingest("UserPromptSubmit", "s-gone", cwd, prompt="a prompt of a session to forget"),
-        _ingest("UserPromptSubmit", "s-kept", cwd, prompt=f"the token is {SECRET} today"),
+        _ingest("UserPromptSubmit", "s-kept", cwd, prompt=f"the codename is {SECRET} today"),
         _ingest("UserPromptSubmit", "s-kept", cwd, 30, prompt="an old prompt"),
         _ingest("UserPromptSubmit", "s-kept", cwd, prompt="nothing to hide"),
     ):

@@ -243,6 +243,24 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
         s,
     ),
     "netrc-password": lambda r: ((s := mixed(r, ALNUM, 24)) and f"machine api.example.com login me password {s}", s),
+    "paired-key": lambda r: (
+        (s := pick(r, HEX, 32)) and f'const client = algoliasearch("{pick(r, UPPER_DIGITS, 10)}", "{s}");',
+        s,
+    ),
+    "password": lambda r: (
+        (s := mixed(r, ALNUM + "!#%&", 14))
+        and r.choice([f"the staging password is {s}", f"login is admin@acme.io / {s}", f"creds: deploy / {s}"]),
+        s,
+    ),
+    "secret": lambda r: ((s := mixed(r, ALNUM, 24)) and f"the client secret is {s}, keep it", s),
+    "token": lambda r: ((s := mixed(r, ALNUM + "._", 22)) and f"my access token is {s}.", s),
+    "api-key": lambda r: (
+        (s := pick(r, HEX, 32))
+        and r.choice(
+            [f"curl 'https://api.openweathermap.org/data/2.5/weather?q=Paris&appid={s}'", f"the api key is {s}"]
+        ),
+        s,
+    ),
 }
 
 

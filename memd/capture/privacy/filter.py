@@ -34,8 +34,9 @@ import msgspec
 
 from ...config import PrivacyConfig
 from .assignments import KEY_TRIGGER, assignments
-from .keys import secret_kind
+from .keys import names_identifier, secret_kind
 from .markup import cookies, markup
+from .randomness import random_tokens
 from .redactions import MARKER, Edit, Redactions, Span, lower, redacted, splice
 from .shapes import token_secrets
 from .tags import TagRules
@@ -97,8 +98,10 @@ class Privacy:
         went when it arrived, and what is left of them is text (``memd.capture.rescan``)."""
         return Privacy(msgspec.structs.replace(self._config, tags=[]))
 
-    def text(self, text: str) -> tuple[str, Redactions]:
-        """``text`` without private spans and secrets, and what was removed.
+    def text(self, text: str, *, by_shape: bool = True) -> tuple[str, Redactions]:
+        """``text`` without private spans and secrets, and what was removed; ``by_shape=False``
+        leaves out the layer that knows a secret by its random look (``randomness``), for a
+        value named for an id or a digest.
 
         Tags first (a secret inside a private span goes with the span), then secrets.
         Removing a span can change which text is code (a backtick it held no longer
@@ -109,12 +112,12 @@ class Privacy:
         low = lower(text)
         tags = self._tags.candidates(low)
         if not tags:
-            return self._secrets(text, low)
+            return self._secrets(text, low, by_shape)
         found = Redactions()
         scan = self._tags.scan(text, tags)
         for _ in range(_MAX_ROUNDS):
             found += scan.found
-            filtered, secrets = self._secrets(splice(text, scan.edits), None if scan.edits else low)
+            filtered, secrets = self._secrets(splice(text, scan.edits), None if scan.edits else low, by_shape)
             found += secrets
             if filtered == text:
                 return text, found
@@ -133,42 +136,49 @@ class Privacy:
         Every string is filtered as by ``text``; the value of a sensitive key (see
         ``is_sensitive_key``) is replaced whole: a non-empty string, and every non-empty
         string inside a list or object under it, becomes ``[REDACTED:<kind>]`` with the
-        kind the key names (``secret_kind``: ``password``, ``api-key``...).  Keys are
+        kind the key names (``secret_kind``: ``password``, ``api-key``...); the value of a
+        key naming an id or a digest (``tool_use_id``, ``sha256``: ``names_identifier``) is
+        not judged by its random look, which ids share with keys.  Keys are
         names and stay as they are; numbers, booleans, None and any other type are
         returned untouched.  The input is not modified.  Iterative, so depth is no
         concern.
         """
         found = Redactions()
         root: list[Any] = [None]
-        stack: list[tuple[Any, Any, Any, str | None]] = [(value, root, 0, None)]
+        stack: list[tuple[Any, Any, Any, str | None, bool]] = [(value, root, 0, None, False)]
         while stack:
-            node, parent, slot, kind = stack.pop()
+            node, parent, slot, kind, an_id = stack.pop()
             if isinstance(node, dict):
                 parent[slot] = mapping = dict.fromkeys(node)
                 for key, item in node.items():
-                    stack.append((item, mapping, key, kind or (secret_kind(key) if isinstance(key, str) else None)))
+                    named = isinstance(key, str)
+                    stack.append((
+                        item, mapping, key, kind or (secret_kind(key) if named else None),
+                        named and names_identifier(key),
+                    ))  # fmt: skip
             elif isinstance(node, list):
                 parent[slot] = items = [None] * len(node)
-                stack.extend((item, items, index, kind) for index, item in enumerate(node))
+                stack.extend((item, items, index, kind, an_id) for index, item in enumerate(node))
             elif isinstance(node, str):
-                parent[slot], redactions = self._string(node, kind)
+                parent[slot], redactions = self._string(node, kind, an_id)
                 found += redactions
             else:
                 parent[slot] = node
         return root[0], found
 
-    def _string(self, text: str, kind: str | None) -> tuple[str, Redactions]:
+    def _string(self, text: str, kind: str | None, an_id: bool) -> tuple[str, Redactions]:
         """A string, filtered; the value of a key naming ``kind`` of secret, redacted whole."""
         if kind is None:
-            return self.text(text)
+            return self.text(text, by_shape=not an_id)
         if not text.strip() or MARKER.fullmatch(text):
             return text, Redactions()
         return redacted(kind), Redactions(secrets=1, chars_removed=len(text), kinds={kind: 1})
 
-    def _secrets(self, text: str, low: str | None) -> tuple[str, Redactions]:
-        """Shapes, then ``key = value`` on the result, then XML names (``markup``), then each extra pattern in turn:
-        each step sees the markers of the steps before, as a second filtering would.
-        ``low`` is ``lower(text)`` when already known."""
+    def _secrets(self, text: str, low: str | None, by_shape: bool = True) -> tuple[str, Redactions]:
+        """Provider shapes, then ``key = value`` on the result, then XML names (``markup``), cookies,
+        then what reads as random (``randomness``), then each extra pattern in turn: each step
+        sees the markers of the steps before, as a second filtering would.  ``low`` is
+        ``lower(text)`` when already known."""
         found = Redactions()
         if self._builtin_secrets:
             low = lower(text) if low is None else low
@@ -184,6 +194,9 @@ class Privacy:
                 found += more
             if "cookie" in low:
                 text, more = _redact(text, cookies(text, lower(text)))
+                found += more
+            if by_shape:
+                text, more = _redact(text, random_tokens(text))
                 found += more
         for regex in self._extra:
             text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._marker)])

@@ -26,7 +26,7 @@ import functools
 import re
 from typing import Final
 
-__all__ = ["CREDENTIAL_NAME", "TRAILERS", "is_sensitive_key", "secret_kind"]
+__all__ = ["CREDENTIAL_NAME", "TRAILERS", "is_sensitive_key", "names_identifier", "secret_kind"]
 
 _SECRET_WORDS: Final = frozenset(
     {
@@ -155,3 +155,17 @@ def secret_kind(name: str) -> str | None:
 def is_sensitive_key(name: str) -> bool:
     """Whether a key names a secret (``secret_kind`` says which)."""
     return secret_kind(name) is not None
+
+
+_IDENTIFIER_WORDS: Final = frozenset(
+    {"id", "ids", "uuid", "guid", "hash", "digest", "sha", "sha1", "sha256", "sha512", "md5", "checksum",
+     "integrity", "etag", "nonce", "commit", "rev", "revision", "fingerprint"}
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def names_identifier(name: str) -> bool:
+    """Whether a key names an id or a digest (``tool_use_id``, ``parentUuid``, ``sha256``,
+    ``integrity``): its value is random by design and no secret for that (``randomness``)."""
+    words = _WORDS.findall(name)
+    return bool(words) and words[-1].lower() in _IDENTIFIER_WORDS

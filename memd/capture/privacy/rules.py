@@ -55,6 +55,7 @@ from typing import Final
 
 from .command_line import COMMAND_LINE_RULES
 from .markup import FORMAT_RULES
+from .neighbours import NEIGHBOUR_RULES
 from .rule import Rule, has_digit, has_letter_and_digit
 
 __all__ = ["TOKEN_RULES", "Rule", "has_digit", "has_letter_and_digit"]
@@ -343,4 +344,5 @@ TOKEN_RULES: Final = (
     ),
     *COMMAND_LINE_RULES,
     *FORMAT_RULES,
+    *NEIGHBOUR_RULES,
 )
