@@ -28,7 +28,8 @@ STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc51Xb"
 MYSQL = "S3cretPass9x"
 HANGUL = "흙뿅꿺"
 WEBHOOK = "https://hooks.slack.com/services/" + "T0A1B2C3D/B0E4F5G6H/q8W2eR4tY6uI8oP0aS2dF4gH"
-SECRETS = (GITHUB, STRIPE, MYSQL, WEBHOOK.rsplit("/", 1)[1])
+KEYLESS = "q8XrT2mVb9LkP3nZw7YcA1dF5gHs4Jt6"  # no name, no prefix: the shape layer's
+SECRETS = (GITHUB, STRIPE, MYSQL, WEBHOOK.rsplit("/", 1)[1], KEYLESS)
 
 
 @pytest.fixture
@@ -48,6 +49,7 @@ def old_store() -> Iterator[Instance]:
                tool_response={"file": {"content": f"# payments\nSTRIPE_KEY={STRIPE}\nDEBUG=1\n"}})  # fmt: skip
         _event(inst, "UserPromptSubmit", cwd, prompt="Refactor the payment module into services")
         _event(inst, "UserPromptSubmit", cwd, prompt=f"post the release notes to {WEBHOOK} when done")
+        _event(inst, "UserPromptSubmit", cwd, prompt=f'the SDK wants Client("{KEYLESS}") in prod')
         _event(inst, "SessionEnd", cwd, reason="exit")
         inst.wait_embedded()
         assert inst.query("SELECT count(*) FROM entities WHERE kind = 'url' AND name = ?", WEBHOOK) == [(1,)]
@@ -85,7 +87,7 @@ def test_scan_redacts_the_past_in_every_store_and_the_files(old_store: Instance)
     preview = inst.call(Scan(), Scanned)
     assert preview.total >= 3 and not preview.applied and preview.checked == len(events_before)
     assert preview.kinds["github-token"] >= 1 and preview.kinds["stripe-key"] >= 1
-    assert preview.kinds["cli-password"] >= 1
+    assert preview.kinds["cli-password"] >= 1 and preview.kinds["random-token"] >= 1
     listed = json.dumps([event.title for event in preview.events])
     assert not any(secret in listed for secret in SECRETS), "the listing shows no secret"
     assert all(secret.encode() in _files(inst) for secret in SECRETS), "a dry run changes nothing"
@@ -102,6 +104,7 @@ def test_scan_redacts_the_past_in_every_store_and_the_files(old_store: Instance)
     assert inst.query("SELECT event_id, cite FROM citations ORDER BY event_id") == cites_before
     texts = " ".join(row[0] for row in inst.query("SELECT title || text || meta || payload FROM events"))
     assert "[REDACTED:github-token]" in texts and "[REDACTED:stripe-key]" in texts
+    assert "[REDACTED:random-token]" in texts
     assert "Refactor the payment module" in texts and HANGUL in texts, "the rest stays"
     # Gone from search, the keyword indexes' segments, every file memd writes.
     assert inst.search(GITHUB, all_projects=True).results == []

@@ -20,10 +20,13 @@ import pytest
 from conftest import Instance
 from test_import import reply, tool_result, tool_use, user
 from test_secret_rules import GENERATORS
+from test_secret_shapes import KEYLESS, token
 
 from memd.protocol import Remember, Remembered
 
-FAKES = [GENERATORS[name](random.Random(f"disk-{name}")) for name in sorted(GENERATORS)]
+FAKES = [GENERATORS[name](random.Random(f"disk-{name}")) for name in sorted(GENERATORS)] + [
+    (template.format(t=token(100 + index)), token(100 + index)) for index, template in enumerate(KEYLESS)
+]  # and keys no rule names, caught by their shape
 TEXT = "\n".join(text for text, _ in FAKES)
 SECRETS = [secret for _, secret in FAKES]
 

@@ -244,12 +244,16 @@ def test_secrets_never_leave_even_from_a_store_that_keeps_them(world, tmp_path: 
     here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
     there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
     token = "ghp_" + "x7Kq2ZpL9mVb3NcR8tWy5HdJ4sFg6Ae1Qo0U"
-    a.hook_prompt(here, f"the narwhal deploy uses {token} for now")
+    keyless = "q8XrT2mVb9LkP3nZw7YcA1dF5gHs4Jt6"  # no name, no prefix: the shape layer's
+    a.hook_prompt(here, f"the narwhal deploy uses {token} for now, and Client('{keyless}')")
     wait_until(lambda: b.finds(there, "narwhal"), "the memory on b", b)
     assert a.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{token}%") == [(1,)]  # a's choice
-    assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{token}%") == [(0,)]
-    assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE '%[REDACTED:github-token]%'") == [(1,)]
-    assert pg.sql("SELECT count(*) FROM memd.log WHERE position(%s::bytea in body) > 0", (token.encode(),)) == [(0,)]
+    for secret, kind in ((token, "github-token"), (keyless, "random-token")):
+        assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%{secret}%") == [(0,)]
+        assert b.instance.query("SELECT count(*) FROM events WHERE text LIKE ?", f"%[REDACTED:{kind}]%") == [(1,)]
+        assert pg.sql("SELECT count(*) FROM memd.log WHERE position(%s::bytea in body) > 0", (secret.encode(),)) == [
+            (0,)
+        ]
 
 
 def test_a_row_that_is_not_memds_is_passed_over_and_sync_goes_on(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
