@@ -130,24 +130,27 @@ def third_party_lines() -> dict[str, list[str]]:
 
 STRUCTURE_RULES = frozenset(
     {"url-password", "authorization", "bearer-token", "aws-secret-key", "cli-password", "cli-user-password",
-     "cli-secret-flag", "netrc-password", "private-key", "paired-key", "password", "secret", "token", "api-key"}
+     "cli-secret-flag", "netrc-password", "private-key", "paired-key", "password", "secret", "token", "api-key",
+     "key-file"}
 )  # fmt: skip
-"""Rules that find a secret by where it stands (a flag, a header, a URL's userinfo, a PEM block),
-not by a provider's format: they are the layers a held-out kind falls to, never held out."""
+"""Rules that find a secret by where it stands (a flag, a header, a URL's userinfo, a PEM block,
+what stands beside it, the file it was read from), not by a provider's format: they are the
+layers a held-out kind falls to, never held out."""
 
 
 def held_out(generated: list[tuple[str, str, str]]) -> dict[str, object]:
     """Recall on kinds no rule names: for each provider kind in turn, its own rules are taken out
     of the table and its fakes filtered by everything else (the structural rules, ``key = value``,
-    XML, placeholders), once as the generator wrote them (mostly keyless: "use <token> for now")
-    and once named as people name them in config (``API_TOKEN=<token>``, ``{"api_key": "<token>"}``).
+    XML, placeholders, the shape layer), as the generator wrote them (mostly keyless: "use <token>
+    for now": the shape layer's), named as people name them in config (``API_TOKEN=<token>``,
+    ``{"api_key": "<token>"}``: the structure's) and passed bare to an SDK (``Client("<token>")``).
     This is how a kind memd has no rule for fares: leave-one-kind-out, over every kind."""
     from memd.capture.privacy import shapes
 
     everything = shapes.TOKEN_RULES
     privacy = Privacy(PrivacyConfig())
     kinds = sorted({name for name, _, _ in generated} - STRUCTURE_RULES)
-    caught: dict[str, dict[str, int]] = {"as written": {}, "named": {}}
+    caught: dict[str, dict[str, int]] = {"as written": {}, "named": {}, "passed to a constructor": {}}
     try:
         for kind in kinds:
             shapes.TOKEN_RULES = tuple(rule for rule in everything if rule.name != kind)  # type: ignore[misc]
@@ -155,7 +158,12 @@ def held_out(generated: list[tuple[str, str, str]]) -> dict[str, object]:
                 if name != kind:
                     continue
                 named = [f"API_TOKEN={secret}", json.dumps({"service": {"api_key": secret}})]
-                for style, texts in (("as written", contexts(text)), ("named", named)):
+                passed = [f'client = Client("{secret}")', f"const sdk = init('{secret}', {{ region: 'eu' }});"]
+                for style, texts in (
+                    ("as written", contexts(text)),
+                    ("named", named),
+                    ("passed to a constructor", passed),
+                ):
                     if all(secret not in privacy.text(context)[0] for context in texts):
                         caught[style][kind] = caught[style].get(kind, 0) + 1
     finally:

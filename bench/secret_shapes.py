@@ -9,7 +9,8 @@ real Claude Code transcripts and the Codex and Gemini CLI hook payloads
 
 Both are cut in two halves: secrets by kind (a kind is all in one half), lines by a hash of
 the line.  ``--fit`` fits the logistic model (standardised features, balanced classes,
-full-batch gradient descent: deterministic) on the first half, picks the threshold there (the
+full-batch gradient descent: deterministic) on the first half and on random tokens over each
+alphabet keys are drawn from (``ALPHABETS``, never measured), picks the threshold there (the
 fewest misses plus five times the false alarms) and prints ``WEIGHTS``, ``BIAS`` and
 ``THRESHOLD`` for the module.  Every run reports, with the module's weights, recall on each
 half's kinds and false alarms on each half's lines (a line is one when the layer changes
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import string
 import sys
 import zlib
 from collections.abc import Sequence
@@ -63,6 +65,26 @@ def flagged(judged: Sequence[bool | Row], weights: np.ndarray, bias: float, thre
 
 
 Judged = list[bool | Row]
+ALPHABETS = {
+    "base62": string.ascii_letters + string.digits,
+    "letters": string.ascii_letters,
+    "upper and digits": string.ascii_uppercase + string.digits,
+    "lower and digits": string.ascii_lowercase + string.digits,
+    "base64": string.ascii_letters + string.digits + "+/",
+    "base64url": string.ascii_letters + string.digits + "-_",
+}
+"""Random tokens over each alphabet a key is drawn from, 20 to 64 long: taught to the model
+with the tuning half's kinds (what any key of that alphabet looks like), never measured."""
+
+
+def alphabet_tokens(per_kind: int) -> dict[str, list[Judged]]:
+    found: dict[str, list[Judged]] = {}
+    for name, alphabet in ALPHABETS.items():
+        rng = random.Random(f"alphabet-{name}")
+        for _ in range(per_kind * 3):
+            secret = "".join(rng.choice(alphabet) for _ in range(rng.randint(20, 64)))
+            found.setdefault(f"random {name}", []).append(rows(f"use {secret} for now"))
+    return found
 
 
 def corpus(per_kind: int) -> tuple[dict[str, list[Judged]], dict[str, list[tuple[int, Judged]]]]:
@@ -155,7 +177,7 @@ def main() -> int:
     shipped = (np.array(randomness.WEIGHTS), randomness.BIAS, randomness.THRESHOLD)
     result: dict[str, object] = {}
     if args.fit:
-        weights, bias, threshold = model_from(*halves[0])
+        weights, bias, threshold = model_from({**halves[0][0], **alphabet_tokens(args.per_kind)}, halves[0][1])
         result["fitted on the first half"] = {
             "WEIGHTS": [round(float(w), 3) for w in weights], "BIAS": round(bias, 3), "THRESHOLD": threshold,
         }  # fmt: skip
@@ -163,7 +185,7 @@ def main() -> int:
     result["first half (tuning)"] = measure(*halves[0], shipped)
     result["second half (held out)"] = measure(*halves[1], shipped)
     if args.rotate:
-        rotated = model_from(*halves[1])
+        rotated = model_from({**halves[1][0], **alphabet_tokens(args.per_kind)}, halves[1][1])
         result["rotated: fitted on the second half, first half held out"] = measure(*halves[0], rotated)
     print(json.dumps(result, indent=None if args.json else 2))
     return 0

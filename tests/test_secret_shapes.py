@@ -127,3 +127,33 @@ def test_the_layer_is_idempotent_and_scores_by_shape() -> None:
     random_score = score(features(token(11)) or ())
     word_score = score(features("getUserAccountSettings2024") or ())
     assert random_score > word_score
+
+
+MASTER_KEY = "5f3c9a1b7e2d4f6a8b0c1d2e3f4a5b6c"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"tool_name": "Bash", "tool_input": {"command": "cat config/master.key"},
+         "tool_response": {"stdout": MASTER_KEY + "\n", "stderr": ""}},
+        {"tool_name": "Read", "tool_input": {"file_path": "/srv/app/config/credentials/api_token.txt"},
+         "tool_response": {"file": {"content": f"{MASTER_KEY}\n"}}},
+        {"tool_name": "Bash", "tool_input": {"command": "head -n 3 ~/.ssh/deploy.pem; less secrets/stripe.key"},
+         "tool_response": {"stdout": f"{MASTER_KEY}\n"}},
+    ],
+)  # fmt: skip
+def test_what_a_key_file_holds_is_its_key(payload: dict[str, object]) -> None:
+    filtered, found = FILTER.value(payload)
+    assert MASTER_KEY not in json.dumps(filtered) and found.kinds == {"key-file": 1}
+    said = f"$ cat config/master.key\n{MASTER_KEY}\n"
+    assert FILTER.text(said)[0] == "$ cat config/master.key\n[REDACTED:key-file]\n"
+
+
+def test_a_lone_hex_line_elsewhere_is_a_commit_not_a_key() -> None:
+    sha = "7bd2d722f10cdc5713736ca286b97bf84cdaac0a"
+    payload = {"tool_input": {"command": "git rev-parse HEAD"}, "tool_response": {"stdout": sha + "\n"}}
+    assert FILTER.value(payload)[0] == payload
+    tokenizer = {"tool_input": {"file_path": "/srv/models/tokenizer_config.json"},
+                 "tool_response": {"file": {"content": '{\n  "model_max_length": 512\n}'}}}  # fmt: skip
+    assert FILTER.value(tokenizer)[0] == tokenizer

@@ -28,12 +28,14 @@ other text are handled like ASCII.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 import msgspec
 
 from ...config import PrivacyConfig
 from .assignments import KEY_TRIGGER, assignments
+from .key_files import lone_tokens, reads_key_file
 from .keys import names_identifier, secret_kind
 from .markup import cookies, markup
 from .randomness import random_tokens
@@ -68,6 +70,19 @@ def _literal_spans(text: str, literal: str) -> list[Span]:
     return spans
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in JSON-like data, keys left out."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Redactions]:
     """``text`` with each (start, end, kind) span replaced by its kind's marker, and the counts."""
     if not spans:
@@ -98,10 +113,12 @@ class Privacy:
         went when it arrived, and what is left of them is text (``memd.capture.rescan``)."""
         return Privacy(msgspec.structs.replace(self._config, tags=[]))
 
-    def text(self, text: str, *, by_shape: bool = True) -> tuple[str, Redactions]:
+    def text(self, text: str, *, by_shape: bool = True, key_file: bool = False) -> tuple[str, Redactions]:
         """``text`` without private spans and secrets, and what was removed; ``by_shape=False``
         leaves out the layer that knows a secret by its random look (``randomness``), for a
-        value named for an id or a digest.
+        value named for an id or a digest; ``key_file=True`` says the text comes from an event
+        that reads a key file, whose lone tokens are secrets (``key_files``; a text that reads
+        one itself, ``cat config/master.key``, is found by the table's rows).
 
         Tags first (a secret inside a private span goes with the span), then secrets.
         Removing a span can change which text is code (a backtick it held no longer
@@ -112,12 +129,12 @@ class Privacy:
         low = lower(text)
         tags = self._tags.candidates(low)
         if not tags:
-            return self._secrets(text, low, by_shape)
+            return self._secrets(text, low, by_shape, key_file)
         found = Redactions()
         scan = self._tags.scan(text, tags)
         for _ in range(_MAX_ROUNDS):
             found += scan.found
-            filtered, secrets = self._secrets(splice(text, scan.edits), None if scan.edits else low, by_shape)
+            filtered, secrets = self._secrets(splice(text, scan.edits), None if scan.edits else low, by_shape, key_file)
             found += secrets
             if filtered == text:
                 return text, found
@@ -138,12 +155,15 @@ class Privacy:
         string inside a list or object under it, becomes ``[REDACTED:<kind>]`` with the
         kind the key names (``secret_kind``: ``password``, ``api-key``...); the value of a
         key naming an id or a digest (``tool_use_id``, ``sha256``: ``names_identifier``) is
-        not judged by its random look, which ids share with keys.  Keys are
+        not judged by its random look, which ids share with keys; when one of the strings is a
+        key file's path or a command reading one (``key_files``), a line of any string that is
+        a lone token is that key.  Keys are
         names and stay as they are; numbers, booleans, None and any other type are
         returned untouched.  The input is not modified.  Iterative, so depth is no
         concern.
         """
         found = Redactions()
+        key_file = reads_key_file(_strings(value))
         root: list[Any] = [None]
         stack: list[tuple[Any, Any, Any, str | None, bool]] = [(value, root, 0, None, False)]
         while stack:
@@ -160,21 +180,21 @@ class Privacy:
                 parent[slot] = items = [None] * len(node)
                 stack.extend((item, items, index, kind, an_id) for index, item in enumerate(node))
             elif isinstance(node, str):
-                parent[slot], redactions = self._string(node, kind, an_id)
+                parent[slot], redactions = self._string(node, kind, an_id, key_file)
                 found += redactions
             else:
                 parent[slot] = node
         return root[0], found
 
-    def _string(self, text: str, kind: str | None, an_id: bool) -> tuple[str, Redactions]:
+    def _string(self, text: str, kind: str | None, an_id: bool, key_file: bool) -> tuple[str, Redactions]:
         """A string, filtered; the value of a key naming ``kind`` of secret, redacted whole."""
         if kind is None:
-            return self.text(text, by_shape=not an_id)
+            return self.text(text, by_shape=not an_id, key_file=key_file and not an_id)
         if not text.strip() or MARKER.fullmatch(text):
             return text, Redactions()
         return redacted(kind), Redactions(secrets=1, chars_removed=len(text), kinds={kind: 1})
 
-    def _secrets(self, text: str, low: str | None, by_shape: bool = True) -> tuple[str, Redactions]:
+    def _secrets(self, text: str, low: str | None, by_shape: bool, key_file: bool) -> tuple[str, Redactions]:
         """Provider shapes, then ``key = value`` on the result, then XML names (``markup``), cookies,
         then what reads as random (``randomness``), then each extra pattern in turn: each step
         sees the markers of the steps before, as a second filtering would.  ``low`` is
@@ -197,6 +217,9 @@ class Privacy:
                 found += more
             if by_shape:
                 text, more = _redact(text, random_tokens(text))
+                found += more
+            if key_file:
+                text, more = _redact(text, lone_tokens(text))
                 found += more
         for regex in self._extra:
             text, more = _redact(text, [(*span, "custom") for span in _extra_matches(regex, text, self._marker)])

@@ -69,7 +69,7 @@ NEIGHBOUR_RULES: Final = (
         Rule(
             "api-key",
             trigger,
-            re.compile(rf"[?&]{trigger}([^&#\s\"'<>]{{16,256}})"),
+            re.compile(rf"{trigger}(?<=[?&]{trigger})([^&#\s\"'<>]{{16,256}})"),
             group=1,
             check=has_letter_and_digit,
         )

@@ -54,6 +54,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .command_line import COMMAND_LINE_RULES
+from .key_files import KEY_FILE_RULES
 from .markup import FORMAT_RULES
 from .neighbours import NEIGHBOUR_RULES
 from .rule import Rule, has_digit, has_letter_and_digit
@@ -345,4 +346,5 @@ TOKEN_RULES: Final = (
     *COMMAND_LINE_RULES,
     *FORMAT_RULES,
     *NEIGHBOUR_RULES,
+    *KEY_FILE_RULES,
 )
