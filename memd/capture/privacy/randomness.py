@@ -6,16 +6,16 @@ it has is the look of randomness, which code and prose do not: identifiers are m
 (``PytestRemovedIn10Warning``, ``manylinux_2_28_x86_64``), random tokens are not.
 
 A *candidate* is a run of base64/base64url characters (``A-Z a-z 0-9 + / _ - ~ .``, ``=``
-padding) of 20 to 256; a path, a URL or a dotted name (a piece between ``/`` or ``.`` reads
+padding) of 20 to 1,024; a path, a URL or a dotted name (a piece between ``/`` or ``.`` reads
 as a word) is judged piece by piece.  A piece is scored by ``features``, each measured per
 character class and normalised by length: its entropy over ``log2(len)``, the vowels among its
 letters (a fifth of random letters, two fifths of words), the neighbouring letters that are
 both consonants (two thirds at random, a third in words), the case switches between
 neighbouring letters (half at random, few in ``camelCase``), its digits, its length and how
-many classes (upper, lower, digit) it mixes.  ``WEIGHTS`` and ``THRESHOLD`` are a logistic model fitted
-by ``bench/secret_shapes.py --fit`` on half of the secret kinds and half of the third-party
-code (and on random tokens over each alphabet keys are drawn from), and checked on the other
-halves (the bench says how it fares on both).
+many classes (upper, lower, digit) it mixes.  ``WEIGHTS`` and ``THRESHOLD`` are a logistic
+model fitted by ``bench/secret_shapes.py --fit`` on half of the secret kinds and half of the
+third-party code (and on random tokens over each alphabet keys are drawn from), and checked
+on the other halves (the bench says how it fares on both).
 
 After a word prefix (``acme_live_``, ``rubygems_``, ``SK``), a hex body of 24 or more is a
 secret too: a digest has no prefix, a key often has one.
@@ -24,12 +24,14 @@ Not secrets, whatever their look (the known non-secret shapes): hex alone (git S
 UUIDs and a prefix before one (``req-<uuid>``), a value named for an id or a digest
 (``"id": …``, ``request_id=``, ``sha256=``, ``integrity``, ``h1:``, ``sha512-``), the agents'
 own ids (``toolu_``, ``msg_``, ``req_``, ``call_``…), dates and timestamps, punycode, an alphabet,
+words and numbers joined by ``-`` and ``_`` (``cp311-manylinux_2_28_x86_64``), base64 of text,
 a public key (``ssh-ed25519 AAAA…``), a data URI's base64, and a block of base64 lines (a
 certificate, an attachment: a key is one line).
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections import Counter
@@ -75,20 +77,24 @@ _NOT_SECRET: Final = re.compile(
 )
 _ID_WORDS: Final = (
     r"(?:\bid|_id|-id|[a-z]Id|ID|[Uu]uid|[Gg]uid|hash|digest|integrity|checksum|etag|nonce"
-    r"|sha\d*|md5|commit|rev(?:ision)?)"
+    r"|sha\d*|md5|commit|rev(?:ision)?|signature)"
 )
 _NAMED_ID: Final = re.compile(_ID_WORDS + r"""["']?\s*[=:]\s*["']?$|(?:sha\d*|md5|h1)[=:-]$""")
 """What comes just before a value named for an id or a digest: ``"id": "``, ``requestId=``,
 ``sha256=``, ``h1:`` (go.sum)."""
 _ID_PREFIX: Final = re.compile(_ID_WORDS + r"[_-]$", re.IGNORECASE)
 _PUBLIC: Final = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-[a-z0-9]+|sk-ssh-\S+|base64,)\s?$")
+_SEPARATORS: Final = re.compile(r"[-_]+")
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/]+|[A-Za-z0-9_-]+")
+_LONGEST: Final = 1024
+"""Longer than this, a run is data (an inline image, a font), whatever it looks like."""
 _BLOCK_LINE: Final = 60
 """A line that is one token this long or longer, beside another such line: a base64 block."""
 
-WEIGHTS: Final = (0.147, 17.492, 18.805, 11.888, 22.707, 2.104, 1.409)
+WEIGHTS: Final = (-3.149, 13.774, 17.678, 12.471, 24.938, 1.699, 1.419)
 """Per feature, in ``features``' order (``bench/secret_shapes.py --fit`` prints them)."""
-BIAS: Final = -29.602
-THRESHOLD: Final = 1.2
+BIAS: Final = -24.238
+THRESHOLD: Final = 0.45
 """The logit over which a piece is a secret (``bench/secret_shapes.py --fit``: the fewest
 missed secrets and false alarms on the tuning halves, a false alarm weighing five misses)."""
 
@@ -136,7 +142,7 @@ def shape(token: str) -> bool | tuple[float, ...]:
     """What a token (no ``/`` or ``.`` in it) is by its shape: decided (a known non-secret
     shape is False, a word prefix before long hex True) or the ``features`` to ``score``."""
     token = token.rstrip("=")
-    if len(token) < 20 or len(token) > 256 or _NOT_SECRET.match(token) or _UUID.search(token):
+    if len(token) < 20 or len(token) > _LONGEST or _NOT_SECRET.match(token) or _UUID.search(token):
         return False
     prefix = _PREFIX.match(token)
     body = token[prefix.end() :] if prefix else token
@@ -144,7 +150,37 @@ def shape(token: str) -> bool | tuple[float, ...]:
         return prefix is not None and len(body) >= 24 and not _ID_PREFIX.search(token[: prefix.end()])
     if 2 * sum(ord(right) - ord(left) == 1 for left, right in pairwise(body)) >= len(body):
         return False  # an alphabet or a keyboard run: ``abcdefghijklmnopqrstuvwxyz0123456789``
+    if _made_of_words(token) or _base64_of_text(body):
+        return False
     return features(body) or False
+
+
+def _made_of_words(token: str) -> bool:
+    """Words and numbers joined by separators, an identifier's make: ``manylinux_2_28_x86_64``,
+    ``gcc-12-vs-avx512fp16``, ``zephyr-orpo-141b-A35b-v0``.  A random token's parts between
+    its rare ``-`` and ``_`` are long and switch class at every other character."""
+    parts = [part for part in _SEPARATORS.split(token) if part]
+    return len(parts) >= 3 and all(len(part) <= 12 and _switches(part) <= 2 for part in parts)
+
+
+def _switches(part: str) -> int:
+    """Changes of character class along ``part``; a capital starting a word is none."""
+    classes = [2 if char.isdigit() else 1 if char.isupper() else 0 for char in part]
+    return sum(left != right and (left, right) != (1, 0) for left, right in pairwise(classes))
+
+
+def _base64_of_text(body: str) -> bool:
+    """Base64 that decodes to text (a patch, a file's content): data, not a key, whose bytes
+    are random."""
+    if len(body) < 40 or not _BASE64.fullmatch(body):
+        return False
+    try:
+        urlsafe = "-" in body or "_" in body
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None)
+    except ValueError:
+        return False
+    printable = sum(32 <= byte < 127 or byte in (9, 10, 13) for byte in decoded)
+    return printable >= 0.95 * len(decoded) and (b" " in decoded or b"\n" in decoded)
 
 
 def candidates(text: str) -> Iterator[tuple[int, str]]:
