@@ -64,7 +64,10 @@ _SHORT: Final = 1024
 def reads_key_file(strings: Iterable[str]) -> bool:
     """Whether one of an event's short strings is a key file's path or a command reading one."""
     for text in strings:
-        if len(text) > _SHORT or not any(word in text.lower() for word in _WORDS):
+        if len(text) > _SHORT:
+            continue
+        low = text.lower()
+        if not any(word in low for word in _WORDS):
             continue
         if _PATH.fullmatch(text) or _READ.search(text):
             return True

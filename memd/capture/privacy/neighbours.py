@@ -34,11 +34,16 @@ def _made_up(value: str) -> bool:
 _SAID: Final = r"(?:\s+(?:is|was|would be|should be|will be)\s+|\s+(?:is|was)\s*:\s*)"
 
 NEIGHBOUR_RULES: Final = (
-    Rule(
-        "paired-key",
-        "(",
-        re.compile(r"""\(\s*(\\?["'])[A-Za-z0-9_-]{6,40}\1\s*,\s*(\\?["'])([0-9a-fA-F]{32,128})\2"""),
-        group=3,
+    *(
+        Rule(
+            "paired-key",
+            opening,
+            re.compile(
+                rf"""{re.escape(opening)}[A-Za-z0-9_-]{{6,40}}(\\?["'])\s*,\s*(\\?["'])([0-9a-fA-F]{{32,128}})\2"""
+            ),
+            group=3,
+        )
+        for opening in ('("', "('", '(\\"')
     ),
     *(
         Rule(kind, word, re.compile(rf"{word}{_SAID}{_VALUE}"), group=1, lowered=True, check=_made_up)
@@ -54,15 +59,16 @@ NEIGHBOUR_RULES: Final = (
         Rule(
             "password",
             trigger,
-            re.compile(rf"{trigger}{rest}(?:{_SAID}|\s*:\s*)[^\s/,]{{1,128}}\s*(?:/|,|\band\b)\s*{_VALUE}"),
+            re.compile(rf"{start}{rest}(?:{_SAID}|\s*:\s*)[^\s/,]{{1,128}}\s*(?:/|,|\band\b)\s*{_VALUE}"),
             group=1,
             lowered=True,
             check=_made_up,
         )
-        for trigger, rest in (
-            ("log", r"-?ins?"),
-            ("cred", r"(?:entials?|s)"),
-            ("user", r"(?:name)?\s*/\s*pass(?:word)?"),
+        for trigger, start, rest in (
+            ("login", "login", r"s?"),
+            ("log-in", "log-in", r"s?"),
+            ("cred", "cred", r"(?:entials?|s)"),
+            ("pass", "user", r"(?:name)?\s*/\s*pass(?:word)?"),  # found by its rarer word
         )
     ),
     *(
