@@ -157,3 +157,19 @@ def test_a_lone_hex_line_elsewhere_is_a_commit_not_a_key() -> None:
     tokenizer = {"tool_input": {"file_path": "/srv/models/tokenizer_config.json"},
                  "tool_response": {"file": {"content": '{\n  "model_max_length": 512\n}'}}}  # fmt: skip
     assert FILTER.value(tokenizer)[0] == tokenizer
+
+
+@pytest.mark.timeout(30)
+def test_no_input_makes_the_layer_backtrack() -> None:
+    """Pieces that almost read as words (60 lower-case letters and a capital: a nested
+    quantifier would try every way to cut them, ~10^4 s each) and runs of every length cost
+    what their size does."""
+    for text in (
+        ("a" * 60 + "B.com/") * 200,
+        ("ab" * 40 + "-") * 300,
+        "=" * 50_000 + "a" * 50_000,
+        ("x1" * 30 + "/") * 500,
+        "é" + "Zz9" * 20_000,
+    ):
+        filtered, _ = FILTER.text(text)
+        assert len(filtered) <= len(text) + 64
