@@ -8,6 +8,7 @@ public keys, base64 blocks, identifiers and paths) is left whole.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -173,3 +174,25 @@ def test_no_input_makes_the_layer_backtrack() -> None:
     ):
         filtered, _ = FILTER.text(text)
         assert len(filtered) <= len(text) + 64
+
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAx8d7a9Ks2mVd3Lq1Zp0Wc4Nt8Y5Hg2Jf6Bv1Xe9Rk3Mu7Tq2\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["    client-key-data: {b}", "  tls.key: {b}", "echo {b} | base64 -d > key.pem"],
+)
+def test_a_private_key_in_base64_is_a_secret_not_text(template: str) -> None:
+    """Base64 of text is data (a patch, a file's content), unless the text is a private key:
+    kubeconfig's ``client-key-data``, a Kubernetes TLS secret, a key piped through ``base64``."""
+    encoded = base64.b64encode(PEM.encode()).decode()
+    assert encoded[:40] not in FILTER.text(template.format(b=encoded))[0]
+
+
+def test_a_key_named_for_a_file_keeps_its_path() -> None:
+    text = 'client_key = "/etc/ssl/private/client.key"'
+    assert FILTER.text(text)[0] == text

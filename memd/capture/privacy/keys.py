@@ -5,8 +5,9 @@
 passwd, passphrase, pwd, secret, token, credential, auth, authorization (plurals of
 password, passphrase, secret and credential too, but not ``tokens``, a count), a word
 ending in one of them (``dbpassword``, ``authtoken``), ``key`` after api, private, secret,
-access, signing, encryption, master, account, auth, subscription, preshared, admin, app or
-license (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``, ``PresharedKey``, ``DD_APP_KEY``),
+access, signing, encryption, master, account, auth, subscription, preshared, admin, app,
+license, client, tls or ssl (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``, ``PresharedKey``,
+``DD_APP_KEY``, kubeconfig's ``client-key-data``, a Kubernetes secret's ``tls.key``),
 or ``pass`` after become, sudo, ssh, db, admin, root, store, key, vault, ftp, smtp, mail, user
 or bind (``ansible_become_pass``, ``SMTP_PASS``; not ``bypass``); digits at a word's end are
 ignored (``password2``).  The key is sensitive when only encodings or digits
@@ -49,7 +50,7 @@ _SECRET_ENDINGS: Final = ("password", "passwords", "passwd", "passphrase", "secr
 _KEY_KINDS: Final = frozenset(
     {
         "api", "private", "secret", "access", "signing", "encryption", "master", "account", "auth", "subscription",
-        "preshared", "admin", "app", "license",
+        "preshared", "admin", "app", "license", "client", "tls", "ssl",
     }
 )  # fmt: skip
 _KEY_COMPOUNDS: Final = tuple(kind + key for kind in sorted(_KEY_KINDS) for key in ("key", "keys"))
@@ -87,7 +88,8 @@ _WORDS: Final = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
 
 CREDENTIAL_NAME: Final = (
     r"(?:pass(?:words?|wd|phrase|in|out)?|pwd|secrets?|tokens?|credentials?|auth(?:orization)?"
-    r"|(?:api|access|secret|private|signing|encryption|master|account|auth|subscription|preshared|admin|app|license)"
+    r"|(?:api|access|secret|private|signing|encryption|master|account|auth|subscription|preshared|admin|app|license"
+    r"|client|tls|ssl)"
     r"[-_.]?keys?|(?:store|key|become|sudo|vault|ssh|db|admin|root)[-_.]?pass(?:word|wd)?)"
 )
 """The last word of a name that takes a credential, as a regex for the places ``secret_kind``

@@ -192,7 +192,7 @@ def _made_of_words(token: str) -> bool:
 
 def _base64_of_text(body: str) -> bool:
     """Base64 that decodes to text (a patch, a file's content): data, not a key, whose bytes
-    are random."""
+    are random; unless the text is a private key."""
     if len(body) < 40 or not _BASE64.fullmatch(body):
         return False
     try:
@@ -201,7 +201,8 @@ def _base64_of_text(body: str) -> bool:
     except ValueError:
         return False
     printable = sum(32 <= byte < 127 or byte in (9, 10, 13) for byte in decoded)
-    return printable >= 0.95 * len(decoded) and (b" " in decoded or b"\n" in decoded)
+    text = printable >= 0.95 * len(decoded) and (b" " in decoded or b"\n" in decoded)
+    return text and b"PRIVATE KEY" not in decoded  # a PEM key, encoded: ``client-key-data``
 
 
 def candidates(text: str) -> Iterator[tuple[int, str]]:
