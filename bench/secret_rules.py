@@ -131,7 +131,7 @@ def third_party_lines() -> dict[str, list[str]]:
 STRUCTURE_RULES = frozenset(
     {"url-password", "authorization", "bearer-token", "aws-secret-key", "cli-password", "cli-user-password",
      "cli-secret-flag", "netrc-password", "private-key", "paired-key", "password", "secret", "token", "api-key",
-     "key-file"}
+     "key-file", "webhook-url"}
 )  # fmt: skip
 """Rules that find a secret by where it stands (a flag, a header, a URL's userinfo, a PEM block,
 what stands beside it, the file it was read from), not by a provider's format: they are the

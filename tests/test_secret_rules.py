@@ -254,6 +254,10 @@ GENERATORS: dict[str, Callable[[random.Random], Example]] = {
     ),
     "secret": lambda r: ((s := mixed(r, ALNUM, 24)) and f"the client secret is {s}, keep it", s),
     "token": lambda r: ((s := mixed(r, ALNUM + "._", 22)) and f"my access token is {s}.", s),
+    "webhook-url": lambda r: (
+        (s := mixed(r, B64URL, 32)) and f"curl -X POST https://events.example.dev/api/webhooks/{s} -d @event.json",
+        s,
+    ),
     "key-file": lambda r: (
         (s := pick(r, HEX, 32)) and r.choice(["$ cat config/master.key\n", "less ~/.secrets/api_token.txt\n"]) + s,
         s,

@@ -6,7 +6,8 @@
 - *prose*: a secret said in a sentence, ``the password is Tr0ub4dor&3x``, ``login is
   admin@acme.io / hunter2!``, where ``key = value`` finds nothing: only a value that looks
   made up (a digit, a symbol or mixed case: not ``the password is stored in vault``);
-- a URL query parameter named for an API key (``?appid=``, ``&key=``) with a long value.
+- a URL query parameter named for an API key (``?appid=``, ``&key=``) with a long value, and
+  a URL whose path names a webhook (``/webhooks/<token>``, ``/hooks/<token>``): the rest of it.
 """
 
 from __future__ import annotations
@@ -70,6 +71,14 @@ NEIGHBOUR_RULES: Final = (
             ("cred", "cred", r"(?:entials?|s)"),
             ("pass", "user", r"(?:name)?\s*/\s*pass(?:word)?"),  # found by its rarer word
         )
+    ),
+    Rule(  # a URL whose path names a webhook: what follows is its secret (any service, not only Slack's)
+        "webhook-url",
+        "hook",
+        re.compile(r"/(?:web)?hooks?(?:b2)?/(?:[0-9]+/)?([^\s\"'<>?#]{16,512})"),  # after a numeric id
+        group=1,
+        lowered=True,
+        check=lambda path: has_letter_and_digit(path) and not is_placeholder(path),
     ),
     *(
         Rule(
