@@ -14,6 +14,7 @@ import random
 import string
 
 import pytest
+from conftest import SHARED
 
 from memd.capture.privacy import Privacy
 from memd.capture.privacy.randomness import features, random_tokens, score
@@ -118,6 +119,18 @@ def test_ids_named_as_ids_keep_their_value_in_a_payload() -> None:
     assert filtered["tool_response"]["sha256"] == payload["tool_response"]["sha256"]
     assert filtered["tool_response"]["stdout"] == "deployed with [REDACTED:random-token]"
     assert found.kinds == {"random-token": 1}
+
+
+def test_real_transcripts_and_hook_payloads_come_through_whole() -> None:
+    """Claude Code's own records (thinking signatures, message and request ids, UUIDs) and the
+    Codex and Gemini CLI hook payloads, as ``value`` sees them on import and capture."""
+    fixtures = SHARED / "fixtures"
+    files = [*(fixtures / "claude-code" / "transcripts").rglob("*.jsonl"), *(fixtures / "agents").glob("*.jsonl")]
+    records = [json.loads(line) for path in sorted(files) for line in path.read_text().splitlines() if line.strip()]
+    records += [json.loads(path.read_text()) for path in sorted((fixtures / "claude-code" / "hooks").glob("*.json"))]
+    assert len(records) > 150
+    changed = [record for record in records if FILTER.value(record)[1].secrets]
+    assert changed == []
 
 
 def test_the_layer_is_idempotent_and_scores_by_shape() -> None:

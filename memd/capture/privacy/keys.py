@@ -161,13 +161,14 @@ def is_sensitive_key(name: str) -> bool:
 
 _IDENTIFIER_WORDS: Final = frozenset(
     {"id", "ids", "uuid", "guid", "hash", "digest", "sha", "sha1", "sha256", "sha512", "md5", "checksum",
-     "integrity", "etag", "nonce", "commit", "rev", "revision", "fingerprint"}
+     "integrity", "etag", "nonce", "commit", "rev", "revision", "fingerprint", "signature"}
 )  # fmt: skip
 
 
 @functools.lru_cache(maxsize=4096)
 def names_identifier(name: str) -> bool:
-    """Whether a key names an id or a digest (``tool_use_id``, ``parentUuid``, ``sha256``,
-    ``integrity``): its value is random by design and no secret for that (``randomness``)."""
+    """Whether a key names an id, a digest or a signature (``tool_use_id``, ``parentUuid``,
+    ``sha256``, ``integrity``, a thinking block's ``signature``): its value is random by design
+    and no secret for that (``randomness``)."""
     words = _WORDS.findall(name)
     return bool(words) and words[-1].lower() in _IDENTIFIER_WORDS
