@@ -68,7 +68,8 @@ wrong types are errors that name the key, so a typo never silently does nothing:
     [sync]                      # opt-in: other machines and teammates, through PostgreSQL (memd/services/sync.py)
     url = ""                    # postgresql://alice@db.example/memd; MEMD_SYNC_URL wins; "" = no sync.
                                 # Put the password in ~/.pgpass (or PGPASSWORD), not here.
-    machine = ""                # this machine's name in the shared log; "" = the host name
+    machine = ""                # this machine's label in `memctl sync status`; "" = the host name (the id
+                                # in the shared log is random, made once: machine-id in the data dir)
     interval = 5.0              # seconds between rounds when nothing is moving
     batch = 500                 # events per push or pull transaction
     [sync.teams]                # project key = the team's PostgreSQL role: the project's memories are

@@ -623,6 +623,11 @@ class SyncReport(msgspec.Struct, kw_only=True):
     """Events applied from other machines since the daemon started."""
     lag_ms: float | None = None
     """How long the last applied event took from its push to here."""
+    machine: str = ""
+    """This machine as the log knows it: its label and its id, ``laptop (m-3fa9…)``."""
+    shared_id_seen: float | None = None
+    """When rows pushed under this machine's id arrived that it lacked: another data dir
+    (a copy of this one) uses the id."""
 
 
 class StatusReport(Reply):

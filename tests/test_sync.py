@@ -18,6 +18,7 @@ from conftest import Instance
 from pg import PgDatabase
 
 from memd.protocol import Ingest, Ingested
+from memd.services.sync import MACHINE_FILE, machine_id
 from memd.store.remote import SCHEMA
 from memd_client.rpc import DaemonUnavailable
 
@@ -36,12 +37,24 @@ def repository(path: Path, remote: str) -> str:
 class Machine:
     """One machine: a daemon on its own data dir, syncing as ``role``."""
 
-    def __init__(self, root: str, name: str, url: str, teams: dict[str, str] | None = None, privacy: str = "") -> None:
+    def __init__(
+        self,
+        root: str,
+        name: str,
+        url: str,
+        teams: dict[str, str] | None = None,
+        privacy: str = "",
+        label: str | None = None,
+        copy_of: Machine | None = None,
+    ) -> None:
         self.instance = Instance(os.path.join(root, name))
+        if copy_of is not None:  # a data dir copied whole, its machine id with it (a cloned VM)
+            os.makedirs(self.instance.paths.data_dir, exist_ok=True)
+            shutil.copy(os.path.join(copy_of.instance.paths.data_dir, MACHINE_FILE), self.instance.paths.data_dir)
         tables = "".join(f'"{key}" = "{team}"\n' for key, team in (teams or {}).items())
         self.instance.configure(
             (f"[privacy]\n{privacy}\n" if privacy else "")
-            + f'[sync]\nurl = "{url}"\nmachine = "{name}"\ninterval = 0.1\n'
+            + f'[sync]\nurl = "{url}"\nmachine = "{label or name}"\ninterval = 0.1\n'
             + (f"[sync.teams]\n{tables}" if tables else "")
         )
         self.instance.start()
@@ -90,6 +103,46 @@ def test_an_event_captured_on_one_machine_is_found_on_another(world, tmp_path: P
         time.sleep(0.1)
     report = b.instance.status().sync
     assert report is not None and report.pulled >= 1 and report.state == "syncing"
+
+
+def test_machines_that_share_a_host_name_or_a_copied_data_dir_still_converge(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Containers, cloned VMs and CI runners share a host name: each data dir has its own
+    random id, so each applies the other's rows.  A data dir copied whole shares the id too:
+    its rows are applied all the same (the cursor never passes a row not applied), and both
+    daemons say that another one claims their id."""
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a = Machine(root, "a", url, label="runner")
+    b = Machine(root, "b", url, label="runner")
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    a.hook_prompt(here, "the quokka migration needs a lock timeout")
+    b.hook_prompt(there, "the wombat cache evicts by size")
+    wait_until(lambda: b.finds(there, "quokka"), "a's memory on b", b)
+    wait_until(lambda: a.finds(here, "wombat"), "b's memory on a", a)
+    ids = {m.instance.status().sync.machine for m in (a, b)}  # type: ignore[union-attr]
+    assert len(ids) == 2 and all(label.startswith("runner (m-") for label in ids), ids
+    assert all(m.instance.status().sync.shared_id_seen is None for m in (a, b))  # type: ignore[union-attr]
+
+    clone = Machine(root, "clone", url, label="runner", copy_of=a)
+    machines.append(clone)
+    elsewhere = repository(tmp_path / "clone" / "api", "git@github.com:acme/api.git")
+    clone.hook_prompt(elsewhere, "the platypus job runs at night")
+    wait_until(lambda: a.finds(here, "platypus"), "the clone's memory on a, under a's own id", a)
+    wait_until(lambda: clone.finds(elsewhere, "quokka"), "a's memory on the clone", clone)
+    wait_until(lambda: a.instance.status().sync.shared_id_seen is not None, "a noticing its id is shared", a)  # type: ignore[union-attr]
+    doctor = a.instance.memctl("doctor")
+    assert "another machine" in doctor.stdout and MACHINE_FILE in doctor.stdout, doctor.stdout
+
+
+def test_a_machine_id_is_made_once_and_kept(tmp_path: Path) -> None:
+    made = machine_id(str(tmp_path))
+    assert made == machine_id(str(tmp_path)) and made.startswith("m-")
+    assert os.stat(tmp_path / MACHINE_FILE).st_mode & 0o777 == 0o600
+    (tmp_path / MACHINE_FILE).write_text("garbage\n")
+    again = machine_id(str(tmp_path))
+    assert again != made and again == machine_id(str(tmp_path))
 
 
 def wait_until(predicate, what: str, machine: Machine, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -225,13 +278,13 @@ def test_a_pull_never_passes_a_row_whose_transaction_may_still_commit(pg: PgData
                 " VALUES ('personal', 'put', 'first', 'k', 'a', '{}'::bytea)"
             )  # its transaction stays open
             await remote.push(fast, [row("second")], "b")
-            assert await remote.pull(reader, remote.Cursor(0, 0), "c", 10) == []
+            assert await remote.pull(reader, remote.Cursor(0, 0), 10) == []
             await slow.commit()
-            pulled = await remote.pull(reader, remote.Cursor(0, 0), "c", 10)
+            pulled = await remote.pull(reader, remote.Cursor(0, 0), 10)
             assert [r.event_key for r in pulled] == ["first", "second"]
-            assert await remote.pull(reader, remote.Cursor(pulled[-1].txid, pulled[-1].seq), "c", 10) == []
+            assert await remote.pull(reader, remote.Cursor(pulled[-1].txid, pulled[-1].seq), 10) == []
             await remote.push(fast, [row("second")], "b")  # a retried push stores nothing twice
-            assert len(await remote.pull(reader, remote.Cursor(0, 0), "c", 10)) == 2
+            assert len(await remote.pull(reader, remote.Cursor(0, 0), 10)) == 2
 
     anyio.run(scenario)
 

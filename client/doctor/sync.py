@@ -23,6 +23,13 @@ def check_sync(configured: bool, up: bool, report: SyncReport | None, now: float
         return [Finding("sync", "warn", "sync is configured but this daemon does not sync: restart it", START)]
     now = time.time() if now is None else now
     waiting = f"{plural(report.pending, 'event')} and {plural(report.tombstones, 'forget')} to push"
+    if report.shared_id_seen is not None:
+        message = (
+            f"another machine syncs under this one's id ({report.machine}): a copy of this data dir;"
+            " each still applies the other's memories, but a forget made on one is not applied on the other"
+        )
+        fix = "on the copy: stop memd, delete machine-id in its data dir, start memd (a new id is made)"
+        return [Finding("sync", "warn", message, fix)]
     if report.state == "failing":
         at = report.last_error_at
         since = f" since {time.strftime('%Y-%m-%d %H:%M', time.localtime(at))}" if at else ""

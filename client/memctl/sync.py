@@ -41,6 +41,7 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     lines = [
         f"sync with {report.server}: {report.state}",
+        f"  machine:     {report.machine}",
         f"  to push:     {report.pending} events, {report.tombstones} forgets",
         f"  last push:   {when(report.last_push) if report.last_push else 'never'}",
         f"  last pull:   {when(report.last_pull) if report.last_pull else 'never'}"
@@ -49,6 +50,9 @@ def _status(args: argparse.Namespace) -> int:
     ]
     if report.last_error:
         lines.append(f"  last error:  {report.last_error} ({when(report.last_error_at or 0)})")
+    if report.shared_id_seen is not None:
+        seen = when(report.shared_id_seen)
+        lines.append(f"  warning:     another machine syncs under this id ({seen}): memctl doctor")
     emit(args, {"sync": plain(report)}, "\n".join(lines))
     return 1 if report.state == "failing" else 0
 

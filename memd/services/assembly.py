@@ -55,7 +55,7 @@ class Services:
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.capture = Capture(config.capture, Privacy(config.privacy))
-        self.syncer = Syncer(config.sync, store, indexer, config.privacy)
+        self.syncer = Syncer(config.sync, store, indexer, config.privacy, places.data_dir)
         self.mirror = Mirror(store, self.capture, indexer, self.syncer.notify)
         self.recall = recall(store, self.retriever, config, Transcripts(store, self.mirror))
         self.ingester = Ingester(

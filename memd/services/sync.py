@@ -13,6 +13,11 @@ moves, only after the server or the store committed.  Nothing is applied twice (
 unique here, a push is idempotent there) and nothing is lost (a cursor never passes what
 was not committed on the other side).
 
+Each data dir pushes under a random id of its own (``machine_id``), never the host name, and
+applies every row it pulls, its own id's too (a no-op for what it has), so two machines never
+skip each other's rows; a row under its own id that it lacked says a copy of the data dir syncs
+too (``memctl doctor``).
+
 Privacy: content was filtered at capture; it is filtered again for secrets with today's
 rules before it leaves (a rule added since then still applies; and always, even where the
 local store keeps secrets by choice: ``[privacy] secrets = false``), the raw hook payload
@@ -25,6 +30,8 @@ psycopg is imported when sync is configured, not at daemon start.
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import socket
 import time
 import urllib.parse
@@ -64,10 +71,15 @@ def server_name(url: str) -> str:
 class Syncer:
     """The sync task of one daemon (``run``), and its report."""
 
-    def __init__(self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: PrivacyConfig) -> None:
+    def __init__(
+        self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: PrivacyConfig, data_dir: str
+    ) -> None:
         self.config = config
         self.url = os.environ.get("MEMD_SYNC_URL") or config.url
-        self.machine = config.machine or socket.gethostname()
+        self.data_dir = data_dir
+        self.label = config.machine or socket.gethostname()  # shown, never compared
+        self.machine = ""  # this data dir's id in the shared log (``machine_id``), read when sync starts
+        self.shared_id_seen: float | None = None  # when another data dir's rows came under this id
         self.server = server_name(self.url) if self.url else ""
         self.store = store
         self.indexer = indexer
@@ -93,6 +105,8 @@ class Syncer:
         known = await self.store.readers.run(sync.state)
         return SyncReport(
             server=self.server,
+            machine=f"{self.label} ({self.machine})" if self.machine else self.label,
+            shared_id_seen=self.shared_id_seen,
             state=self.state,
             pending=known.pending if known else 0,
             tombstones=known.tombstones if known else 0,
@@ -110,6 +124,7 @@ class Syncer:
             return
         import psycopg
 
+        self.machine = await anyio.to_thread.run_sync(machine_id, self.data_dir)
         await self.store.writer.call(sync.begin, self.server)
         backoff = 1.0
         while True:
@@ -120,7 +135,7 @@ class Syncer:
                         raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
                     await remote.listen(conn)
                     self.state = "syncing"
-                    log.info("sync_connected", server=self.server, machine=self.machine)
+                    log.info("sync_connected", server=self.server, machine=self.machine, label=self.label)
                     while True:
                         moved = await self._round(conn)
                         backoff = 1.0  # a round went through: the next failure starts over
@@ -162,7 +177,7 @@ class Syncer:
             await self.store.writer.call(sync.pushed, out, time.time())
         known = await self.store.readers.run(sync.state)
         after = known.cursor if known else remote.Cursor(0, 0)
-        incoming = await remote.pull(conn, after, self.machine, batch)
+        incoming = await remote.pull(conn, after, batch)
         roots = {row.project_key: _root(row.body) for row in incoming if row.op == "put" and row.body}
         projects = await self.store.writer.call(sync.projects_for, roots, time.time()) if roots else {}
         stored = 0
@@ -170,7 +185,12 @@ class Syncer:
             if forgets:
                 await self._forget(group)
             else:
-                stored += await self.store.writer.call(sync.applied, group, projects, time.time())
+                applied = await self.store.writer.call(sync.applied, group, projects, time.time())
+                stored += len(applied)
+                if claimed := sum(machine == self.machine for machine in applied.values()):
+                    # rows under this id that this store lacked: a copy of this data dir pushed them
+                    self.shared_id_seen = time.time()
+                    log.warning("sync_machine_id_shared", machine=self.machine, rows=claimed)
         if stored:
             self.pulled += stored
             self.lag_ms = max(0.0, (time.time() - incoming[-1].pushed_at) * 1000)
@@ -218,6 +238,33 @@ def outgoing(out: sync.Outbound, privacy: Privacy, teams: dict[str, str]) -> lis
         for team in sorted({*tombstone.teams, teams.get(project_key, "")} - {""}):
             rows.append(remote.Outgoing("team", team, "forget", key, project_key, None))
     return rows
+
+
+MACHINE_FILE = "machine-id"
+_MACHINE_ID = re.compile(r"m-[0-9a-f]{16}")
+
+
+def machine_id(data_dir: str) -> str:
+    """This data dir's id in the shared log: random, made the first time sync starts and kept
+    in ``machine-id`` (0600), so two machines never share one however alike their host names
+    (containers, cloned VMs, CI runners) unless a data dir was copied with it."""
+    path = os.path.join(data_dir, MACHINE_FILE)
+    try:
+        with open(path, encoding="ascii") as file:
+            found = file.read().strip()
+        if _MACHINE_ID.fullmatch(found):
+            return found
+        log.warning("sync_machine_id_unreadable", path=path)  # made again below
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    made = f"m-{secrets.token_hex(8)}"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        file.write(made + "\n")
+        file.flush()
+        os.fsync(file.fileno())
+    return made
 
 
 def _runs(rows: list[remote.Incoming], machine: str) -> list[tuple[bool, list[remote.Incoming]]]:

@@ -154,16 +154,17 @@ async def wait(conn: AsyncConnection, seconds: float) -> bool:
     return False
 
 
-async def pull(conn: AsyncConnection, after: Cursor, machine: str, limit: int) -> list[Incoming]:
+async def pull(conn: AsyncConnection, after: Cursor, limit: int) -> list[Incoming]:
     """The rows after ``after`` this role may read, in log order, of transactions that can no
-    longer change (module doc); at most ``limit``.  This machine's own rows come without
-    their body: the cursor passes them, nothing is applied."""
+    longer change (module doc); at most ``limit``.  This machine's own rows come whole too:
+    applying one this store has is a no-op, and one it lacks (a copied data dir pushed it under
+    the same id) is applied, so the cursor never passes a row that was not applied."""
     cur = await conn.execute(
         "SELECT txid::text::bigint, seq, owner, scope, team, op, event_key, project_key, machine,"
-        " CASE WHEN machine = %s THEN NULL ELSE body END, extract(epoch FROM pushed_at)::float8"
+        " body, extract(epoch FROM pushed_at)::float8"
         " FROM memd.log WHERE (txid, seq) > (%s::text::xid8, %s) AND txid < pg_snapshot_xmin(pg_current_snapshot())"
         " ORDER BY txid, seq LIMIT %s",
-        (machine, str(after.txid), after.seq, limit),
+        (str(after.txid), after.seq, limit),
     )
     return [
         Incoming(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], None if r[9] is None else bytes(r[9]), r[10])

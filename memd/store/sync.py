@@ -176,13 +176,14 @@ def failed(conn: sqlite3.Connection, error: str, now: float) -> None:
         conn.execute("UPDATE sync_state SET last_error = ?, last_error_at = ? WHERE id = 1", (error[:500], now))
 
 
-def applied(conn: sqlite3.Connection, rows: Sequence[Incoming], projects: dict[str, int], now: float) -> int:
+def applied(conn: sqlite3.Connection, rows: Sequence[Incoming], projects: dict[str, int], now: float) -> dict[str, str]:
     """Store the ``put`` rows of ``rows`` (each in the local project ``projects`` maps its
-    project key to) and move the cursor past all of them, in one transaction; how many
-    were stored.  Rows without a body (this machine's own) only move the cursor; the caller
-    hands forgets to ``forgotten_here`` instead, after forgetting."""
+    project key to) and move the cursor past all of them, in one transaction; the ones
+    stored, event key -> the machine that pushed it.  A row this store has already (this
+    machine's own, mostly) is passed; the caller hands forgets to ``forgotten_here`` instead,
+    after forgetting."""
     decoder = msgspec.json.Decoder(ExportedEvent)
-    stored = 0
+    stored: dict[str, str] = {}
     with immediate(conn):
         for row in rows:
             if row.op != "put" or row.body is None:
@@ -193,7 +194,7 @@ def applied(conn: sqlite3.Connection, rows: Sequence[Incoming], projects: dict[s
                 log.warning("sync_row_refused", seq=row.seq, machine=row.machine, size=len(row.body))
                 continue
             if restore(conn, [event], {}, now, project_id=projects.get(row.project_key))[0]:
-                stored += 1  # listed as pulled, and off the outbox its trigger put it in
+                stored[row.event_key] = row.machine  # listed as pulled, and off the outbox its trigger put it in
                 (event_id,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (event.idem_key,)).fetchone()
                 conn.execute(
                     "INSERT OR IGNORE INTO sync_remote (event_id, machine, team) VALUES (?, ?, ?)",
