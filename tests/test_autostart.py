@@ -338,3 +338,20 @@ def test_a_live_but_silent_daemon_is_not_down(tmp_path) -> None:  # type: ignore
         assert frame.send(path, b"\x00\x00\x00\x01\xc0", 0.2) is None  # a timeout: spool, start nothing
     finally:
         slow.close()
+
+
+def test_memctl_daemon_restart_replaces_a_running_daemon_and_starts_a_stopped_one(instance: Instance) -> None:
+    """What the README and ``memctl sync setup`` tell a user to run after changing config.toml."""
+    try:
+        first = json.loads(instance.memctl("--json", "daemon", "start").stdout)
+        again = instance.memctl("--json", "daemon", "restart")
+        assert again.returncode == 0, again.stderr
+        restarted = json.loads(again.stdout)
+        assert restarted["restarted"] is True and restarted["pid"] != first["pid"]
+        assert instance.call(Ping(), Pong).pid == restarted["pid"]
+        assert instance.memctl("daemon", "stop").returncode == 0 and not answering(instance)
+        cold = instance.memctl("daemon", "restart")
+        assert cold.returncode == 0 and cold.stdout.startswith("memd started (pid "), cold.stdout
+        assert answering(instance)
+    finally:
+        instance.memctl("daemon", "stop")

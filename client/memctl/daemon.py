@@ -23,12 +23,12 @@ STOP_TIMEOUT = 30.0
 
 
 def daemon_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=["start", "stop"])
+    p.add_argument("action", choices=["start", "stop", "restart"])
     p.set_defaults(handler=run_daemon)
 
 
 def run_daemon(args: argparse.Namespace) -> int:
-    return start(args) if args.action == "start" else stop(args)
+    return {"start": start, "stop": stop, "restart": restart}[args.action](args)
 
 
 def _ping(socket_path: str) -> Pong | None:
@@ -45,6 +45,34 @@ def _ping(socket_path: str) -> Pong | None:
 
 def start(args: argparse.Namespace) -> int:
     """Start ``python -m memd`` detached, on the instance memctl resolved, and wait until it answers."""
+    started, pid = _launch(args)
+    if started:
+        emit(args, {"started": True, "pid": pid}, f"memd started (pid {pid})")
+    else:
+        emit(args, {"started": False, "pid": pid}, f"memd is already running (pid {pid})")
+    return 0
+
+
+def stop(args: argparse.Namespace) -> int:
+    """Ask the daemon to shut down and wait until its process has exited."""
+    if _shut_down(args):
+        emit(args, {"stopped": True}, "memd stopped")
+    else:
+        emit(args, {"stopped": False}, "memd is not running")
+    return 0
+
+
+def restart(args: argparse.Namespace) -> int:
+    """Stop the daemon if it runs, then start it: what a changed config.toml needs.  Under a
+    user service, the start is the service manager's (socket activation answers the ping)."""
+    was_running = _shut_down(args)
+    _, pid = _launch(args)
+    emit(args, {"restarted": was_running, "pid": pid}, f"memd {'restarted' if was_running else 'started'} (pid {pid})")
+    return 0
+
+
+def _launch(args: argparse.Namespace) -> tuple[bool, int]:
+    """Start the daemon unless it answers already: (whether this started it, its pid)."""
     import subprocess
 
     from .. import launcher
@@ -52,8 +80,7 @@ def start(args: argparse.Namespace) -> int:
     launcher.record(args.paths)
     running = _ping(args.paths.socket)
     if running:
-        emit(args, {"started": False, "pid": running.pid}, f"memd is already running (pid {running.pid})")
-        return 0
+        return False, running.pid
     flags = [
         *(["--socket", args.paths.socket] if args.socket else []),
         *(["--data-dir", args.paths.data_dir] if args.data_dir else []),
@@ -73,8 +100,7 @@ def start(args: argparse.Namespace) -> int:
     while time.monotonic() < deadline:
         pong = _ping(args.paths.socket)
         if pong:  # the errors file stays: startup errors and crashes only, the log lines go to the log file
-            emit(args, {"started": True, "pid": pong.pid}, f"memd started (pid {pong.pid})")
-            return 0
+            return True, pong.pid
         if process.poll() is not None:
             with open(errors_file, encoding="utf-8", errors="replace") as f:
                 reason = f.read().strip().splitlines()
@@ -86,8 +112,8 @@ def start(args: argparse.Namespace) -> int:
     raise CommandError(f"memd did not answer within {START_TIMEOUT:.0f} s (log: {args.paths.log_file})")
 
 
-def stop(args: argparse.Namespace) -> int:
-    """Ask the daemon to shut down and wait until its process has exited."""
+def _shut_down(args: argparse.Namespace) -> bool:
+    """Ask the daemon to shut down and wait until its process has exited: whether it ran."""
     from memd.protocol import Ok, Shutdown
 
     from ..autostart import is_locked
@@ -97,13 +123,11 @@ def stop(args: argparse.Namespace) -> int:
         with Client(args.paths.socket) as client:
             client.call(Shutdown(), Ok)
     except DaemonUnavailable:
-        emit(args, {"stopped": False}, "memd is not running")
-        return 0
+        return False
     deadline = time.monotonic() + STOP_TIMEOUT
     while time.monotonic() < deadline:
         if not is_locked(args.paths.lock_file):  # released only when the process has exited
-            emit(args, {"stopped": True}, "memd stopped")
-            return 0
+            return True
         time.sleep(0.05)
     raise CommandError(f"memd did not stop within {STOP_TIMEOUT:.0f} s")
 
@@ -156,6 +180,6 @@ def run_service(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-DAEMON = Command("daemon", "start or stop the daemon in the background", daemon_arguments)
+DAEMON = Command("daemon", "start, stop or restart the daemon in the background", daemon_arguments)
 LAUNCHER = Command("launcher", "where the Claude Code plugin's launcher finds this installation", launcher_arguments)
 SERVICE = Command("service", "run memd as a user service: systemd socket activation, or launchd", service_arguments)
