@@ -46,6 +46,7 @@ class Machine:
         privacy: str = "",
         label: str | None = None,
         copy_of: Machine | None = None,
+        interval: float = 0.1,
     ) -> None:
         self.instance = Instance(os.path.join(root, name))
         if copy_of is not None:  # a data dir copied whole, its machine id with it (a cloned VM)
@@ -54,7 +55,7 @@ class Machine:
         tables = "".join(f'"{key}" = "{team}"\n' for key, team in (teams or {}).items())
         self.instance.configure(
             (f"[privacy]\n{privacy}\n" if privacy else "")
-            + f'[sync]\nurl = "{url}"\nmachine = "{label or name}"\ninterval = 0.1\n'
+            + f'[sync]\nurl = "{url}"\nmachine = "{label or name}"\ninterval = {interval}\n'
             + (f"[sync.teams]\n{tables}" if tables else "")
         )
         self.instance.start()
@@ -178,6 +179,25 @@ def test_a_forget_on_one_machine_removes_the_memory_from_the_other_down_to_the_b
             if name.startswith(os.path.basename(machine.instance.paths.database)):
                 data = Path(os.path.dirname(machine.instance.paths.database), name).read_bytes()
                 assert b"capybara" not in data, name
+
+
+def test_a_forget_travels_as_fast_as_an_event(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """With rounds 60 s apart, an event and a forget both wake the sync: each reaches the
+    other machine in about the time a push and a NOTIFY take, not at the next round."""
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a, b = Machine(root, "a", url, interval=60), Machine(root, "b", url, interval=60)
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    wait_until(lambda: all(m.instance.status().sync.state == "syncing" for m in (a, b)), "both connected", a)  # type: ignore[union-attr]
+    a.hook_prompt(here, "the axolotl export runs after the backup")
+    wait_until(lambda: b.finds(there, "axolotl"), "the memory on b", b, timeout=10)
+    (hit,) = a.instance.search("axolotl", cwd=here).results
+    started = time.monotonic()
+    assert a.instance.memctl("forget", hit.cite, "--yes").returncode == 0
+    wait_until(lambda: not b.finds(there, "axolotl"), "the forget on b, well before the next round", b, timeout=10)
+    assert time.monotonic() - started < 10
 
 
 def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -62,8 +62,9 @@ class Services:
             self.capture, store, self.recall, consolidator, indexer, self.syncer.notify, self.mirror
         )
         self.lifecycle = Lifecycle(
-            store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir
-        )
+            store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir,
+            forgot=self.syncer.notify,
+        )  # fmt: skip
         self.janitor = Janitor(store, self.lifecycle, config.retention, places.database, indexer)
         self.drain = SpoolDrain(
             places.spool_dir,

@@ -12,6 +12,7 @@ import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import anyio
@@ -99,8 +100,10 @@ class Forgetting:
         capture: Capture | None,
         spool_dir: str | None,
         spool_lock: anyio.Lock,
+        forgot: Callable[[], None],
     ) -> None:
         self.store = store
+        self.forgot = forgot  # sync pushes the tombstones now
         self.retriever = retriever
         self.indexer = indexer
         self.capture = capture
@@ -136,6 +139,7 @@ class Forgetting:
             if planned.events:
                 erased = await erase(self.store, self.indexer, planned, kind)
                 reply.vectors, reply.refreshed = erased.vectors, erased.sessions
+                self.forgot()
         return reply
 
     async def _scope(self, request: Forget) -> Scope:

@@ -45,8 +45,12 @@ class Lifecycle:
         *,
         capture: Capture | None = None,
         spool_dir: str | None = None,
+        forgot: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store
+        self.forgot = forgot
+        """Called after each erase that removed memories: sync pushes the tombstones now, not at
+        its next interval (``Syncer.notify``)."""
         self.retriever = retriever
         self.indexer = indexer
         self._ingest = ingest
@@ -54,7 +58,7 @@ class Lifecycle:
         self.spool_lock = anyio.Lock()
         """Held by the daemon's spool drain and by a forget from its look at the spool to its
         delete: no frame the forget missed is ingested in between."""
-        self.forgetting = Forgetting(store, retriever, indexer, capture, spool_dir, self.spool_lock)
+        self.forgetting = Forgetting(store, retriever, indexer, capture, spool_dir, self.spool_lock, forgot)
 
     async def remember(self, request: Remember) -> Reply:
         if not request.text.strip():
@@ -74,7 +78,9 @@ class Lifecycle:
 
     async def erase(self, planned: Plan, selector: str) -> erasure.Erased:
         """Delete what ``planned`` names, record it, and purge the files."""
-        return await erasure.erase(self.store, self.indexer, planned, selector)
+        erased = await erasure.erase(self.store, self.indexer, planned, selector)
+        self.forgot()
+        return erased
 
     async def scan(self, request: Scan) -> Reply:
         """Today's secret rules over every stored event; with ``apply``, redacted in place."""
