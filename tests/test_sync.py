@@ -137,6 +137,13 @@ def test_machines_that_share_a_host_name_or_a_copied_data_dir_still_converge(wor
     assert "another machine" in doctor.stdout and MACHINE_FILE in doctor.stdout, doctor.stdout
 
 
+def test_an_error_is_reported_by_its_cause_not_the_task_group_it_came_through() -> None:
+    from memd.services.sync import _cause, _problem
+
+    nested = ExceptionGroup("unhandled errors in a TaskGroup", [OSError("server closed the connection")])
+    assert _problem(_cause(ExceptionGroup("outer", [nested]))) == "OSError: server closed the connection"
+
+
 def test_a_machine_id_is_made_once_and_kept(tmp_path: Path) -> None:
     made = machine_id(str(tmp_path))
     assert made == machine_id(str(tmp_path)) and made.startswith("m-")
@@ -259,7 +266,9 @@ def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_not
     wait_until(lambda: pulled() >= 2000, "b's first pulls", b)
     pg.server.kill()  # mid-sync: a push or a pull is in flight on one of them
     time.sleep(1.0)
-    assert a.instance.status().sync.state == "failing"  # type: ignore[union-attr]
+    report = a.instance.status().sync
+    assert report is not None and report.state == "failing"
+    assert report.last_error and "Group" not in report.last_error.split(":")[0], report.last_error  # by its cause
     started = time.monotonic()
     for n in range(sent - 100, sent):  # capture goes on while the server is away
         capture(n)

@@ -143,8 +143,9 @@ class Syncer:
                             await self._idle(conn)
             except Exception as exc:  # the daemon serves on whatever sync meets; cancellation is not caught
                 self.state = "failing"
-                problem = _problem(exc)
-                expected = isinstance(exc, (psycopg.Error, OSError, SyncProblem))
+                cause = _cause(exc)
+                problem = _problem(cause)
+                expected = isinstance(cause, (psycopg.Error, OSError, SyncProblem))
                 log.warning("sync_failed", server=self.server, error=problem, retry_s=backoff, exc_info=not expected)
                 await self.store.writer.call(sync.failed, problem, time.time())
                 await anyio.sleep(backoff)
@@ -289,6 +290,15 @@ def _leaving(privacy: Privacy, event: ExportedEvent) -> bytes:
 
 class SyncProblem(Exception):
     """A reason sync cannot go on that is not a connection error (the message says what to do)."""
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The error itself, out of the task groups it came through (the wait for the server's
+    NOTIFY runs in one): ``OperationalError: server closed the connection``, not
+    ``ExceptionGroup: unhandled errors in a TaskGroup``."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _problem(exc: BaseException) -> str:
