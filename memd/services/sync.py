@@ -152,8 +152,7 @@ class Syncer:
                 backoff = min(MAX_BACKOFF, backoff * 2)
 
     async def _idle(self, conn: AsyncConnection) -> None:
-        """Until another machine pushed (the server says so), this one captured something
-        (``notify``), or ``[sync] interval`` passed, whichever comes first."""
+        """Until another machine pushed, this one captured or forgot (``notify``), or ``interval`` passed."""
         async with anyio.create_task_group() as race:
 
             async def local() -> None:
