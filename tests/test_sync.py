@@ -137,6 +137,37 @@ def test_machines_that_share_a_host_name_or_a_copied_data_dir_still_converge(wor
     assert "another machine" in doctor.stdout and MACHINE_FILE in doctor.stdout, doctor.stdout
 
 
+def test_a_teammate_joins_with_memctl_sync_setup_alone(pg: PgDatabase) -> None:
+    """The owner sets the server up; a teammate's ``memctl sync setup`` joins the schema the
+    owner made (no CREATE needed), writes the config, says which of its teams it is not yet a
+    member of, and the teammate's daemon syncs."""
+    pg.create_role("alice", PASSWORD)
+    pg.create_role("bob", PASSWORD)
+    pg.sql(f"GRANT CREATE ON DATABASE {pg.name} TO alice")
+    root = tempfile.mkdtemp(prefix="memd-j-", dir="/tmp")
+    alice, bob = Instance(os.path.join(root, "alice")), Instance(os.path.join(root, "bob"))
+    try:
+        made = alice.memctl("sync", "setup", pg.dsn("alice", PASSWORD))
+        assert made.returncode == 0 and "schema is ready" in made.stdout, made.stderr
+        bob.configure('[sync.teams]\n"github.com/acme/api" = "memd_team_acme"\n')
+        joined = bob.memctl("sync", "setup", pg.dsn("bob", PASSWORD))
+        assert joined.returncode == 0, joined.stderr
+        assert "joined memd's schema" in joined.stdout and "not a member of memd_team_acme" in joined.stdout
+        written = Path(bob.paths.config_file).read_text()
+        assert "url = " in written and PASSWORD not in written
+        bob.env["PGPASSWORD"] = PASSWORD
+        bob.start()
+        deadline = time.monotonic() + 60
+        while (report := bob.status().sync) is None or report.state != "syncing":
+            assert time.monotonic() < deadline, bob.stderr()[-2000:]
+            time.sleep(0.1)
+    finally:
+        for instance in (alice, bob):
+            if instance.process is not None and instance.process.poll() is None:
+                instance.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_an_error_is_reported_by_its_cause_not_the_task_group_it_came_through() -> None:
     from memd.services.sync import _cause, _problem
 

@@ -65,9 +65,10 @@ def _setup(args: argparse.Namespace) -> int:
         print(SCHEMA.strip())
         return 0
     try:
-        configured = load(args.paths.config_file).sync.url
+        config = load(args.paths.config_file).sync
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    configured = config.url
     url = args.url or os.environ.get("MEMD_SYNC_URL") or configured
     if not url:
         raise CommandError("no server: memctl sync setup postgresql://ROLE@HOST/DATABASE")
@@ -77,13 +78,26 @@ def _setup(args: argparse.Namespace) -> int:
     from memd.store.remote import install
 
     try:
-        install(url)
+        setup = install(url, sorted(set(config.teams.values())))
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CommandError(
             f"cannot set up {server_name(url)}: {first}. An admin can run the SQL of `memctl sync setup --print-sql`"
         ) from None
-    lines = [f"memd's schema is ready on {server_name(url)}"]
+    if not (setup.may_read and setup.may_write):
+        raise CommandError(
+            f"{server_name(url)} has memd's schema, but this role may not read and write memd.log:"
+            " an admin can run the SQL of `memctl sync setup --print-sql` again (it grants them to every role)"
+        )
+    if setup.ran_schema:
+        lines = [f"memd's schema is ready on {server_name(url)}"]
+    else:
+        lines = [f"joined memd's schema on {server_name(url)} (set up by its owner; this role may read and write)"]
+    if setup.not_member_of:
+        lines.append(
+            f"not a member of {', '.join(setup.not_member_of)} ([sync.teams]): nothing is shared with"
+            " or received from it until an admin runs GRANT <team> TO <your role>"
+        )
     if not configured and args.url:
         _remember(args.paths.config_file, args.url)
         lines.append(f"[sync] url written to {args.paths.config_file} (without a password: use ~/.pgpass)")

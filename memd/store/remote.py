@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "install", "listen", "present", "pull", "push", "wait"]
+__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "Setup", "install", "listen", "present", "pull", "push", "wait"]
 
 SCHEMA: Final = """
 CREATE SCHEMA IF NOT EXISTS memd;
@@ -111,12 +111,37 @@ class Incoming(NamedTuple):
     pushed_at: float
 
 
-def install(url: str) -> None:
-    """Create (or bring up to date) memd's schema on the server at ``url``: ``memctl sync setup``."""
+class Setup(NamedTuple):
+    """What ``install`` did and found, for ``memctl sync setup`` to say."""
+
+    ran_schema: bool
+    """This role created memd's schema or brought it up to date (it owns it, or there was none)."""
+    may_read: bool
+    may_write: bool
+    not_member_of: list[str]
+    """The teams asked about that this role is not a member of (the admin grants them)."""
+
+
+def install(url: str, teams: Sequence[str] = ()) -> Setup:
+    """Set up memd on the server at ``url`` for this role (``memctl sync setup``): create or
+    update the schema when there is none or this role owns it; otherwise join the one an admin
+    made (a teammate needs only CONNECT: the schema grants the rest to PUBLIC).  Then check
+    what the role may do, and which of ``teams`` it is a member of."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-        conn.execute(SCHEMA)
+        found = conn.execute(
+            "SELECT c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)"
+            " FROM pg_class c WHERE c.oid = to_regclass('memd.log')"
+        ).fetchone()
+        ran = found is None or bool(found[0])
+        if ran:
+            conn.execute(SCHEMA)
+        row = conn.execute(
+            "SELECT has_table_privilege('memd.log', 'SELECT'), has_table_privilege('memd.log', 'INSERT')"
+        ).fetchone()
+        missing = [team for team in teams if not conn.execute("SELECT memd.member_of(%s)", (team,)).fetchone()[0]]  # type: ignore[index]
+    return Setup(ran, bool(row and row[0]), bool(row and row[1]), missing)
 
 
 async def present(conn: AsyncConnection) -> bool:
