@@ -241,7 +241,8 @@ def test_a_forget_travels_as_fast_as_an_event(world, tmp_path: Path) -> None:  #
 def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     pg, root, machines = world
     pg.create_role("bob", PASSWORD)
-    pg.sql("CREATE ROLE memd_team_acme NOLOGIN; GRANT memd_team_acme TO alice, bob")
+    pg.create_role("memd_team_acme", PASSWORD)  # a team role (dropped after the test, as every role made so)
+    pg.sql("GRANT memd_team_acme TO alice, bob")
     alice = Machine(root, "alice-laptop", pg.dsn("alice", PASSWORD), teams={"github.com/acme/api": "memd_team_acme"})
     bob = Machine(root, "bob-desktop", pg.dsn("bob", PASSWORD))
     machines += [alice, bob]
@@ -270,6 +271,58 @@ def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_pat
         assert conn.execute(mine).fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM memd.log WHERE scope = 'team'").fetchone()[0] >= 1  # type: ignore[index]
     assert pg.sql("SELECT count(*) FROM memd.log WHERE scope = 'personal' AND owner = 'alice'")[0][0] >= 2
+
+
+def test_a_teammate_cannot_make_anyone_forget_what_they_did_not_share(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Bob knows the keys of alice's memories and writes tombstones by hand.  A team forget of
+    one never shared with the team is dropped by the server; one he first 'shares' himself (a
+    forged team put of her key) passes the server but no machine of alice's applies it, nor a
+    personal one; his legitimate forget of a memory alice shared revokes the share (gone from the
+    team and from his machine) but alice keeps her own."""
+    pg, root, machines = world
+    pg.create_role("bob", PASSWORD)
+    pg.create_role("memd_team_acme", PASSWORD)  # a team role (dropped after the test, as every role made so)
+    pg.sql("GRANT memd_team_acme TO alice, bob")
+    teams = {"github.com/acme/api": "memd_team_acme"}
+    alice = Machine(root, "alice-laptop", pg.dsn("alice", PASSWORD), teams=teams)
+    desk = Machine(root, "alice-desktop", pg.dsn("alice", PASSWORD), teams=teams)
+    bob = Machine(root, "bob-desktop", pg.dsn("bob", PASSWORD))
+    machines += [alice, desk, bob]
+    shared = repository(tmp_path / "alice" / "api", "git@github.com:acme/api.git")
+    private = repository(tmp_path / "alice" / "notes", "git@github.com:alice/notes.git")
+    on_desk = repository(tmp_path / "desk" / "notes", "git@github.com:alice/notes.git")
+    bobs = repository(tmp_path / "bob" / "api", "https://github.com/acme/api.git")
+    alice.hook_prompt(shared, "the quokka migration must run before the api deploy")
+    alice.hook_prompt(private, "the wombat reply: rotate the keys on fridays")
+    wait_until(lambda: bob.finds(bobs, "quokka"), "the team memory on bob's machine", bob)
+    wait_until(lambda: desk.finds(on_desk, "wombat"), "alice's memory on her desktop", desk)
+    ((wombat,),) = alice.instance.query("SELECT idem_key FROM events WHERE text LIKE '%wombat%' AND kind = 'prompt'")
+
+    insert = (
+        "INSERT INTO memd.log (scope, team, op, event_key, project_key, machine, body)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    )
+    with psycopg.connect(pg.dsn("bob", PASSWORD), autocommit=True) as conn:
+        conn.execute(insert, ("team", "memd_team_acme", "forget", wombat, "github.com/alice/notes", "m-bob", None))
+        assert conn.execute("SELECT count(*) FROM memd.log WHERE event_key = %s", (wombat,)).fetchone() == (0,)
+        conn.execute(insert, ("team", "memd_team_acme", "put", wombat, "github.com/alice/notes", "m-bob", b"{}"))
+        conn.execute(insert, ("team", "memd_team_acme", "forget", wombat, "github.com/alice/notes", "m-bob", None))
+        conn.execute(insert, ("personal", "", "forget", wombat, "github.com/alice/notes", "m-bob", None))
+    desk.hook_prompt(on_desk, "the echidna note comes after the forged rows")
+    for machine, where in ((alice, private), (desk, on_desk)):  # each has read past them: still there
+        wait_until(lambda m=machine, w=where: m.finds(w, "echidna"), "a row after the forged ones", machine)
+        assert machine.finds(where, "wombat"), machine.log()
+    assert "sync_forget_refused" in alice.log()
+
+    (quokka,) = bob.instance.search("quokka", cwd=bobs).results
+    assert bob.instance.memctl("forget", quokka.cite, "--yes").returncode == 0
+    ((key,),) = alice.instance.query("SELECT idem_key FROM events WHERE text LIKE '%quokka%' AND kind = 'prompt'")
+    team_rows = "SELECT 1 FROM memd.log WHERE op = 'put' AND scope = 'team' AND event_key = %s"
+    wait_until(lambda: not pg.sql(team_rows, (key,)), "no team row of it", bob)
+    assert not bob.finds(bobs, "quokka")
+    desk.hook_prompt(on_desk, "the numbat note comes after bob's forget")
+    wait_until(lambda: alice.finds(private, "numbat"), "a row after bob's forget", alice)
+    assert alice.finds(shared, "quokka"), "alice keeps her own memory: bob revoked the share only"
 
 
 def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_nothing(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

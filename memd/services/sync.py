@@ -80,6 +80,7 @@ class Syncer:
         self.label = config.machine or socket.gethostname()  # shown, never compared
         self.machine = ""  # this data dir's id in the shared log (``machine_id``), read when sync starts
         self.shared_id_seen: float | None = None  # when another data dir's rows came under this id
+        self.role = ""  # the server role this daemon syncs as: a pulled forget's owner is compared with it
         self.server = server_name(self.url) if self.url else ""
         self.store = store
         self.indexer = indexer
@@ -102,21 +103,13 @@ class Syncer:
     async def report(self) -> SyncReport | None:
         if not self.enabled:
             return None
-        known = await self.store.readers.run(sync.state)
+        known = await self.store.readers.run(sync.state) or sync.NOT_YET
         return SyncReport(
-            server=self.server,
-            machine=f"{self.label} ({self.machine})" if self.machine else self.label,
-            shared_id_seen=self.shared_id_seen,
-            state=self.state,
-            pending=known.pending if known else 0,
-            tombstones=known.tombstones if known else 0,
-            last_push=known.last_push if known else None,
-            last_pull=known.last_pull if known else None,
-            last_error=known.last_error if known else None,
-            last_error_at=known.last_error_at if known else None,
-            pulled=self.pulled,
-            lag_ms=self.lag_ms,
-        )
+            server=self.server, machine=f"{self.label} ({self.machine})" if self.machine else self.label,
+            shared_id_seen=self.shared_id_seen, state=self.state, pending=known.pending, tombstones=known.tombstones,
+            last_push=known.last_push, last_pull=known.last_pull, last_error=known.last_error,
+            last_error_at=known.last_error_at, pulled=self.pulled, lag_ms=self.lag_ms,
+        )  # fmt: skip
 
     async def run(self) -> None:
         """Sync until cancelled; never raises (a failure is recorded and retried)."""
@@ -134,6 +127,7 @@ class Syncer:
                     if not await remote.present(conn):
                         raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
                     await remote.listen(conn)
+                    self.role = await remote.role(conn)
                     self.state = "syncing"
                     log.info("sync_connected", server=self.server, machine=self.machine, label=self.label)
                     while True:
@@ -211,9 +205,9 @@ class Syncer:
         return Shared(shared=shared, missing=missing, syncing=self.enabled)
 
     async def _forget(self, rows: list[remote.Incoming]) -> None:
-        """Forget here what another machine forgot, as a local forget does (down to the bytes),
-        then move past it: a crash in between forgets again, never skips it."""
-        ids = await self.store.readers.run(sync.local_ids, [row.event_key for row in rows])
+        """Forget here what another machine forgot, if it may (``sync.forgettable``), down to the
+        bytes; then move past it: a crash in between forgets again, never skips it."""
+        ids = await self.store.readers.run(sync.forgettable, rows, self.role)
         if ids:
             planned = await self.store.readers.run(plan, ids)
             await erase(self.store, self.indexer, planned, "sync")

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["SCHEMA", "Cursor", "Incoming", "Outgoing", "Setup", "install", "listen", "present", "pull", "push", "wait"]
+__all__ = [
+    "SCHEMA", "Cursor", "Incoming", "Outgoing", "Setup", "install", "listen", "present", "pull", "push", "role", "wait",
+]  # fmt: skip
 
 SCHEMA: Final = """
 CREATE SCHEMA IF NOT EXISTS memd;
@@ -72,9 +74,28 @@ DROP POLICY IF EXISTS log_erase ON memd.log;
 CREATE POLICY log_erase ON memd.log FOR DELETE USING (
     (scope = 'personal' AND owner = current_user) OR (scope = 'team' AND memd.member_of(team))
 );
+-- A team forget may only name a memory that was shared to that team (a put of its key in the
+-- team's rows, or a forget of it already there: a retry); any other is dropped, not stored, so
+-- no teammate can make another's machines forget what was never shared with them.  Run with the
+-- inserting role's rights: it reads the team's rows as a member.
+CREATE OR REPLACE FUNCTION memd.refuse_forged_forget() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.op = 'forget' AND NEW.scope = 'team' AND NOT EXISTS (
+        SELECT 1 FROM memd.log l WHERE l.scope = 'team' AND l.team = NEW.team AND l.event_key = NEW.event_key
+    ) THEN
+        RAISE WARNING 'memd: a team forget of a memory never shared to that team was refused';
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS log_forget_shared ON memd.log;
+CREATE TRIGGER log_forget_shared BEFORE INSERT ON memd.log FOR EACH ROW EXECUTE FUNCTION memd.refuse_forged_forget();
 GRANT USAGE ON SCHEMA memd TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON memd.log TO PUBLIC;
 GRANT EXECUTE ON FUNCTION memd.member_of(name) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION memd.refuse_forged_forget() TO PUBLIC;
 """
 """The server's schema, idempotent: ``memctl sync setup`` runs it (as a role that may create
 a schema in the database; each user then needs only CONNECT, which PostgreSQL grants by default)."""
@@ -142,6 +163,13 @@ def install(url: str, teams: Sequence[str] = ()) -> Setup:
         ).fetchone()
         missing = [team for team in teams if not conn.execute("SELECT memd.member_of(%s)", (team,)).fetchone()[0]]  # type: ignore[index]
     return Setup(ran, bool(row and row[0]), bool(row and row[1]), missing)
+
+
+async def role(conn: AsyncConnection) -> str:
+    """The role this connection is: a pulled row's ``owner`` is compared with it."""
+    cur = await conn.execute("SELECT current_user::text")
+    row = await cur.fetchone()
+    return str(row[0]) if row else ""
 
 
 async def present(conn: AsyncConnection) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 import structlog
@@ -40,12 +40,14 @@ from .restore import restore
 log = structlog.get_logger("memd.sync")
 
 __all__ = [
+    "NOT_YET",
     "Outbound",
     "State",
     "Tombstone",
     "applied",
     "begin",
     "failed",
+    "forgettable",
     "forgotten_here",
     "local_ids",
     "outbound",
@@ -67,6 +69,10 @@ class State(NamedTuple):
     pending: int
     """Local events not pushed yet."""
     tombstones: int
+
+
+NOT_YET: Final = State("", Cursor(0, 0), None, None, None, None, 0, 0)
+"""Where sync stands before its first start on this store."""
 
 
 class Tombstone(NamedTuple):
@@ -232,6 +238,33 @@ def projects_for(conn: sqlite3.Connection, roots: dict[str, str], now: float) ->
     that pushed), created for a repository this machine has not seen yet (``memd.store.projects``)."""
     with immediate(conn):
         return {key: remote_project(conn, key, root, now) for key, root in roots.items() if key and root}
+
+
+def forgettable(conn: sqlite3.Connection, rows: Sequence[Incoming], role: str) -> list[int]:
+    """Which local events pulled forgets may erase; the forgets refused are logged.  A forget by this
+    role (one of its machines) erases its key here; a team forget by a teammate erases only a
+    memory this machine has through that team (someone's share, which any member may revoke);
+    any other (a teammate naming this person's own memory) is refused."""
+    ids: list[int] = []
+    refused: list[int] = []
+    for row in rows:
+        here = local_ids(conn, [row.event_key])
+        if not here or row.owner == role:
+            ids += here
+            continue
+        through_team = [
+            r[0]
+            for r in conn.execute(
+                "SELECT e.id FROM events e JOIN sync_remote r ON r.event_id = e.id WHERE e.idem_key = ? AND r.team = ?",
+                (row.event_key, row.team),
+            )
+        ] if row.scope == "team" else []  # fmt: skip
+        ids += through_team
+        if len(through_team) < len(here):
+            refused.append(row.seq)
+    if refused:  # ids only: the rows' seqs
+        log.warning("sync_forget_refused", rows=len(refused), seqs=refused[:20])
+    return ids
 
 
 def local_ids(conn: sqlite3.Connection, keys: Sequence[str]) -> list[int]:
