@@ -6,8 +6,8 @@ it has is the look of randomness, which code and prose do not: identifiers are m
 (``PytestRemovedIn10Warning``, ``manylinux_2_28_x86_64``), random tokens are not.
 
 A *candidate* is a run of base64/base64url characters (``A-Z a-z 0-9 + / _ - ~ .``, ``=``
-padding) of 20 to 1,024; a path, a URL or a dotted name (a piece between ``/`` or ``.`` reads
-as a word) is judged piece by piece.  A piece is scored by ``features``, each measured per
+padding) of 20 to 1,024; a path, a URL or a dotted name (half its pieces between ``/`` and
+``.`` or more read as words) is judged piece by piece.  A piece is scored by ``features``, each measured per
 character class and normalised by length: its entropy over ``log2(len)``, the vowels among its
 letters (a fifth of random letters, two fifths of words), the neighbouring letters that are
 both consonants (two thirds at random, a third in words), the case switches between
@@ -21,12 +21,13 @@ After a word prefix (``acme_live_``, ``rubygems_``, ``SK``), a hex body of 24 or
 secret too: a digest has no prefix, a key often has one.
 
 Not secrets, whatever their look (the known non-secret shapes): hex alone (git SHAs, digests),
-UUIDs and a prefix before one (``req-<uuid>``), a value named for an id or a digest
-(``"id": …``, ``request_id=``, ``sha256=``, ``integrity``, ``h1:``, ``sha512-``), the agents'
-own ids (``toolu_``, ``msg_``, ``req_``, ``call_``…), dates and timestamps, punycode, an alphabet,
-words and numbers joined by ``-`` and ``_`` (``cp311-manylinux_2_28_x86_64``), base64 of text,
-a public key (``ssh-ed25519 AAAA…``), a data URI's base64, and a block of base64 lines (a
-certificate, an attachment: a key is one line).
+UUIDs and a prefix before one (``req-<uuid>``), a value named for an id, a digest or a
+signature (``"id": …``, ``request_id=``, ``sha256=``, ``integrity``, ``h1:``, ``sha512-``, a
+thinking block's ``"signature"``), the agents' own ids (``toolu_``, ``msg_``, ``req_``,
+``call_``…), dates and timestamps, punycode, an alphabet, words and numbers joined by ``-`` and
+``_`` (``cp311-manylinux_2_28_x86_64``), base64 of text, a public key (``ssh-ed25519 AAAA…``),
+a data URI's base64, and a block of base64 lines (a certificate, an attachment: a key is one
+line).
 """
 
 from __future__ import annotations
