@@ -164,6 +164,14 @@ def test_what_a_key_file_holds_is_its_key(payload: dict[str, object]) -> None:
     assert FILTER.text(said)[0] == "$ cat config/master.key\n[REDACTED:key-file]\n"
 
 
+def test_a_certificate_read_from_a_pem_file_is_no_secret() -> None:
+    rng = random.Random(8)
+    body = "\n".join("".join(rng.choice(ALNUM + "+/") for _ in range(64)) for _ in range(4))
+    cert = f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n"
+    payload = {"tool_input": {"file_path": "/etc/ssl/certs/api.pem"}, "tool_response": {"file": {"content": cert}}}
+    assert FILTER.value(payload)[0] == payload
+
+
 def test_a_lone_hex_line_elsewhere_is_a_commit_not_a_key() -> None:
     sha = "7bd2d722f10cdc5713736ca286b97bf84cdaac0a"
     payload = {"tool_input": {"command": "git rev-parse HEAD"}, "tool_response": {"stdout": sha + "\n"}}

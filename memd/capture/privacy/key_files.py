@@ -57,6 +57,9 @@ _READ: Final = re.compile(rf"""(?:^|[\s;&|(`$])(?:{"|".join(_COMMANDS)}){_ARGUME
 _WORDS: Final = ("key", "pem", "id_", "pgpass", "netrc", "credential", "secret", "token", "passw")
 """One of these is in every name ``_NAME`` takes: most strings are ruled out by a substring search."""
 _LONE: Final = re.compile(rf"^[^\S\n]*({_TOKEN})[^\S\n]*$", re.MULTILINE)
+_PUBLIC_BLOCK: Final = re.compile(
+    r"-----BEGIN (?:CERTIFICATE|[A-Z0-9 ]*PUBLIC KEY|CERTIFICATE REQUEST)-----.*?-----END [A-Z0-9 ]+-----", re.DOTALL
+)
 _SHORT: Final = 1024
 """A path or a command this long at most: an event's output is not searched for a path."""
 
@@ -75,9 +78,13 @@ def reads_key_file(strings: Iterable[str]) -> bool:
 
 
 def lone_tokens(text: str) -> list[tuple[int, int, str]]:
-    """The lines of ``text`` that are one token with letters and digits: (start, end, ``KIND``)."""
+    """The lines of ``text`` that are one token with letters and digits: (start, end, ``KIND``);
+    not those of a certificate or a public key in it (``cert.pem`` holds no secret)."""
+    public = [match.span() for match in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
     return [
         (match.start(1), match.end(1), KIND)
         for match in _LONE.finditer(text)
-        if has_letter_and_digit(match.group(1)) and not is_placeholder(match.group(1))
+        if has_letter_and_digit(match.group(1))
+        and not is_placeholder(match.group(1))
+        and not any(start <= match.start() < end for start, end in public)
     ]
