@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 import uuid
@@ -166,6 +167,16 @@ def test_a_teammate_joins_with_memctl_sync_setup_alone(pg: PgDatabase) -> None:
             if instance.process is not None and instance.process.poll() is None:
                 instance.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_sync_setup_says_when_the_server_is_not_reached(tmp_path: Path) -> None:
+    """Not reached is not "ask an admin": the user is told to check the URL, the server, the password."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = Instance(str(tmp_path / "x")).memctl("sync", "setup", f"postgresql://alice@127.0.0.1:{port}/memd")
+    assert done.returncode == 1 and "cannot reach alice@127.0.0.1" in done.stderr, done.stderr
+    assert "admin" not in done.stderr
 
 
 def test_an_error_is_reported_by_its_cause_not_the_task_group_it_came_through() -> None:

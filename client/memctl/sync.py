@@ -81,6 +81,11 @@ def _setup(args: argparse.Namespace) -> int:
         setup = install(url, sorted(set(config.teams.values())))
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, psycopg.OperationalError):  # the server was not reached, or refused the login
+            raise CommandError(
+                f"cannot reach {server_name(url)}: {first}. Check the URL, that the server runs and accepts"
+                " this host, and the password (~/.pgpass or PGPASSWORD)"
+            ) from None
         raise CommandError(
             f"cannot set up {server_name(url)}: {first}. An admin can run the SQL of `memctl sync setup --print-sql`"
         ) from None
