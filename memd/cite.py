@@ -1,10 +1,15 @@
-"""Citations: short stable ids for memories, quotes aligned to their source, rendering.
+"""Citations: short ids for memories that mean the same on every machine, quotes aligned
+to their source, rendering.
 
-**Ids.** A memory is cited as ``mem:Ab3xY9``: six base62 characters derived from the
-sha256 of its event id, so the same event always gets the same id and ids carry no
-order or count.  62^6 ≈ 5.7·10^10 ids make a collision unlikely but not impossible
-(even odds of one somewhere among 280 000 events); the caller that stores ids
-resolves one by asking again with ``salt`` = 1, 2, … until the id is free.
+**Ids.** A memory is cited as ``mem:Ab3xY9Kq``: the first eight base62 characters of the
+sha256 of its event's idempotency key (``key_citation``), the key every machine stores
+the event under, so a citation copied on one machine opens the same memory on another
+and for a teammate.  62^8 ≈ 2.2·10^14 ids: even odds of two memories sharing one only
+past 17 million of them.  When one store does hold two that share a beginning, the later
+takes the next character too (nine, up to twelve: git's short hashes do the same), and a
+longer id resolves everywhere because every store keeps each event's twelve characters
+(``memd.store.citations``).  Stores made before these ids cited by six characters derived
+from the local row number (``legacy_citation_id``); those ids keep resolving as aliases.
 
 **Alignment.** A quote offered as evidence is located in its source text in three
 steps, each tried only when the one before found nothing:
@@ -35,33 +40,40 @@ __all__ = [
     "ALPHABET",
     "CITATION_RE",
     "FORMATS",
+    "LEGACY_LENGTH",
     "LENGTH",
+    "MAX_LENGTH",
     "PREFIX",
     "Alignment",
     "Quoted",
     "align",
     "attribution",
-    "citation_id",
+    "key_citation",
     "label",
+    "legacy_citation_id",
     "mentions",
     "parse",
     "render_quotes",
 ]
 
 ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-LENGTH: Final = 6
+LENGTH: Final = 8
+"""Characters of a citation id; a few ids take more (up to ``MAX_LENGTH``), see above."""
+MAX_LENGTH: Final = 12
+"""Characters of ``key_citation``: every id is a beginning of it."""
+LEGACY_LENGTH: Final = 6
 PREFIX: Final = "mem:"
 FORMATS: Final = ("inline", "footnote", "reference")
 
-_SPACE: Final = 62**LENGTH
-_ID: Final = f"[A-Za-z0-9]{{{LENGTH}}}"  # ALPHABET
+_ID: Final = f"[A-Za-z0-9]{{{LEGACY_LENGTH}}}(?:[A-Za-z0-9]{{{LENGTH - LEGACY_LENGTH},{MAX_LENGTH - LEGACY_LENGTH}}})?"
+"""An id of today (8 to 12 characters of ``ALPHABET``) or a legacy one (6)."""
 _PARSE: Final = re.compile(rf"\[(?i:mem):({_ID})\]|(?:(?i:mem):)?({_ID})")
 CITATION_RE: Final = re.compile(
     # The brackets belong to the match only when both are there, so replacing a match
-    # never leaves half a pair behind: "[" only if "]" follows, "]" only if "[" came before.
-    rf"(?:\[(?=(?i:mem):{_ID}\]))?\b(?i:mem):({_ID})\b(?:(?<=\[(?i:mem):{_ID})\])?"
+    # never leaves half a pair behind: "[" only if "]" follows, "]" only if "[" was taken.
+    rf"(?P<open>\[(?=(?i:mem):{_ID}\]))?\b(?i:mem):(?P<id>{_ID})\b(?(open)\])"
 )
-"""``[mem:Ab3xY9]`` or ``mem:Ab3xY9`` in running text; group 1 is the bare id."""
+"""``[mem:Ab3xY9Kq]`` or ``mem:Ab3xY9Kq`` in running text; the group ``id`` is the bare id."""
 
 FUZZY_MIN_CHARS: Final = 5
 """Shorter quotes are found exactly or not at all: a 4-character window of any
@@ -71,38 +83,49 @@ source is 75% similar to almost anything."""
 # -- ids -----------------------------------------------------------------------------
 
 
-def citation_id(event_id: int, salt: int = 0) -> str:
-    """The 6-character base62 id of ``event_id`` (``salt`` > 0 for the next candidate on a collision)."""
-    key = str(event_id) if salt == 0 else f"{event_id}:{salt}"
-    digest = hashlib.sha256(key.encode("ascii")).digest()
-    # 64 bits reduced mod 62^6: the low values are favoured by one part in 2^64 / 62^6 ≈ 3·10^8,
-    # negligible, where taking each character as byte % 62 would make the first 8 letters 25% likelier.
-    number = int.from_bytes(digest[:8], "big") % _SPACE
+def _base62(digest: bytes, length: int) -> str:
+    # 128 bits reduced mod 62^length (≤ 71.5 bits): each id is as likely as any other to one
+    # part in 10^17, where taking each character as byte % 62 would favour the first 8 letters.
+    number = int.from_bytes(digest[:16], "big") % 62**length
     chars = []
-    for _ in range(LENGTH):
+    for _ in range(length):
         number, digit = divmod(number, 62)
         chars.append(ALPHABET[digit])
     return "".join(reversed(chars))
 
 
+def key_citation(idem_key: str) -> str:
+    """The ``MAX_LENGTH`` characters of the event stored under ``idem_key``: its id is the
+    first ``LENGTH`` of them (more on a collision)."""
+    return _base62(hashlib.sha256(idem_key.encode("utf-8", "surrogatepass")).digest(), MAX_LENGTH)
+
+
+def legacy_citation_id(event_id: int, salt: int = 0) -> str:
+    """The 6-character id stores gave ``event_id`` before ids came from keys (schema 4 to 14;
+    ``salt`` > 0 was the next candidate on a collision): still computed by the migrations
+    that made them, and resolved as aliases."""
+    key = str(event_id) if salt == 0 else f"{event_id}:{salt}"
+    return _base62(hashlib.sha256(key.encode("ascii")).digest()[:8].rjust(16, b"\0"), LEGACY_LENGTH)
+
+
 def parse(text: str) -> str | None:
-    """The bare id in ``mem:Ab3xY9``, ``[mem:Ab3xY9]`` or ``Ab3xY9``, else None.
+    """The bare id in ``mem:Ab3xY9Kq``, ``[mem:Ab3xY9Kq]`` or ``Ab3xY9Kq``, else None.
 
     The prefix may be in any case; the id itself is case-sensitive.  Brackets come in
-    pairs: ``[mem:Ab3xY9`` is rejected as a paste cut short rather than guessed at.
+    pairs: ``[mem:Ab3xY9Kq`` is rejected as a paste cut short rather than guessed at.
     """
     match = _PARSE.fullmatch(text.strip())
     return (match.group(1) or match.group(2)) if match else None
 
 
 def label(cite: str) -> str:
-    """``mem:Ab3xY9``, the form a citation takes in text."""
+    """``mem:Ab3xY9Kq``, the form a citation takes in text."""
     return PREFIX + cite
 
 
 def mentions(text: str) -> list[str]:
     """The ids cited in ``text``, in order of first mention."""
-    return list(dict.fromkeys(CITATION_RE.findall(text)))
+    return list(dict.fromkeys(match["id"] for match in CITATION_RE.finditer(text)))
 
 
 # -- alignment -----------------------------------------------------------------------
@@ -219,7 +242,7 @@ class Quoted(NamedTuple):
 
 
 def attribution(cite: str, when: str, session: str | None) -> str:
-    """``[mem:Ab3xY9] — 2026-11-21, session 8bbcce``: the session shortened to 6 characters."""
+    """``[mem:Ab3xY9Kq] — 2026-11-21, session 8bbcce``: the session shortened to 6 characters."""
     where = f", session {session[:6]}" if session else ""
     return f"[{label(cite)}] — {when}{where}"
 

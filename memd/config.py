@@ -72,6 +72,8 @@ wrong types are errors that name the key, so a typo never silently does nothing:
                                 # in the shared log is random, made once: machine-id in the data dir)
     interval = 5.0              # seconds between rounds when nothing is moving
     batch = 500                 # events per push or pull transaction
+    pull_teams = true           # false: teammates' memories stay on the server (`memctl search --team`
+                                # searches them there); only this person's own come to this machine
     [sync.teams]                # project key = the team's PostgreSQL role: the project's memories are
     # "github.com/acme/api" = "memd_team_acme"    # shared with that team (memctl project list: keys)
 
@@ -203,6 +205,7 @@ class SyncConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     machine: str = ""
     interval: Positive = 5.0
     batch: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 500
+    pull_teams: bool = True
     teams: dict[str, str] = msgspec.field(default_factory=dict)
 
 

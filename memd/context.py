@@ -9,8 +9,8 @@ cap well below that limit, and ``hook_output`` refuses anything longer.
 
 The layers of progressive retrieval render as:
 
-    index      [mem:Ab3xY9] prompt · 2026-11-21 · 0.87 · ~120 tok: Fix the flaky login test.
-    timeline   → [mem:Ab3xY9] 14:05 tool_error Bash: pytest -x — Exit code 1 …
+    index      [mem:Ab3xY9Kq] prompt · 2026-11-21 · 0.87 · ~120 tok: Fix the flaky login test.
+    timeline   → [mem:Ab3xY9Kq] 14:05 tool_error Bash: pytest -x — Exit code 1 …
     details    a header, the stored text as a citable quote, the neighbours' ids
 
 Injected blocks are wrapped in ``<memory-context …>`` with everything inside
@@ -28,7 +28,7 @@ from typing import Final, NamedTuple
 
 from .capture.snapshot import Snapshot
 from .cite import Quoted, label, render_quotes
-from .protocol import Detail, EntitiesResult, Entry, Hit, TimelineResult
+from .protocol import Detail, EntitiesResult, Entry, Hit, TeamHit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
 
@@ -48,6 +48,7 @@ __all__ = [
     "hook_output",
     "index_line",
     "memory_block",
+    "team_line",
     "timeline_text",
 ]
 
@@ -108,6 +109,16 @@ def index_line(hit: Hit) -> str:
     return (
         f"[{label(hit.cite)}] {_what(hit.kind, hit.tool)} · {day(hit.client_ts or hit.received_at)}"
         f" · {hit.confidence:.2f} · ~{hit.tokens} tok: {hit.summary or hit.title}"
+    )
+
+
+def team_line(hit: TeamHit) -> str:
+    """One memory found on the team server: citation id, kind, date, team, who shared it, whether
+    only the server has it, title."""
+    where = "" if hit.here else " · on the server only"
+    return (
+        f"[{label(hit.cite)}] {hit.kind} · {day(hit.client_ts)} · {hit.team}, shared by {hit.shared_by}{where}:"
+        f" {hit.title[:100]}\n    {hit.snippet[:200]}"
     )
 
 

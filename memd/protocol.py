@@ -112,6 +112,9 @@ __all__ = [
     "TaskInfo",
     "TaskList",
     "Tasks",
+    "TeamHit",
+    "TeamResults",
+    "TeamSearch",
     "Timeline",
     "TimelineResult",
     "Verification",
@@ -272,7 +275,7 @@ class Timeline(Request):
     """The events around one memory in its session (layer 2)."""
 
     id: str
-    """A citation id (``mem:Ab3xY9``, ``[mem:Ab3xY9]``, ``Ab3xY9``) or an event id."""
+    """A citation id (``mem:Ab3xY9Kq``, ``[mem:Ab3xY9Kq]``, ``Ab3xY9Kq``) or an event id."""
     before: int = 3
     after: int = 3
     caller: str | None = None
@@ -351,7 +354,7 @@ class Forget(Request):
     ``cwd``, else all; ``all_projects`` overrides both."""
 
     ids: list[str] = []
-    """Citation ids (``mem:Ab3xY9``) or event ids."""
+    """Citation ids (``mem:Ab3xY9Kq``) or event ids."""
     session: str | None = None
     """Every event of this session."""
     before: float | None = None
@@ -414,9 +417,23 @@ class Share(Request):
     server, where the team role's members read them."""
 
     ids: list[str]
-    """Citation ids (``mem:Ab3xY9``) or event ids."""
+    """Citation ids (``mem:Ab3xY9Kq``) or event ids."""
     team: str
     """The team's PostgreSQL role."""
+
+
+class TeamSearch(Request):
+    """Search the team memory on the sync server (``memctl search --team``): the team rows this
+    role may read there, by words and, where the server has pgvector, by meaning; memories
+    this machine never pulled included."""
+
+    query: str
+    limit: int = 10
+    team: str | None = None
+    """One team's PostgreSQL role; None: every team this role is a member of."""
+    cwd: str | None = None
+    """Search the project of this directory (by its key: the same project on every machine)."""
+    all_projects: bool = False
 
 
 class MirrorClaudeMemory(Request):
@@ -534,6 +551,7 @@ RequestType = (
     | ListProjects
     | LinkProject
     | Share
+    | TeamSearch
     | MirrorClaudeMemory
     | Shutdown
 )
@@ -1112,6 +1130,41 @@ class ProjectLinked(Reply):
     """Events moved over from the merged project."""
 
 
+class TeamHit(msgspec.Struct, kw_only=True):
+    """One memory found on the team server."""
+
+    cite: str
+    """Its citation id (made from its key: the one every machine holding it shows)."""
+    kind: str
+    title: str
+    snippet: str
+    """The start of its text (<= 300 characters), filtered by this machine's secret rules too."""
+    score: float
+    """Higher first; comparable only within one result list."""
+    similarity: float | None = None
+    """Cosine similarity to the query, when found by meaning."""
+    team: str
+    shared_by: str
+    """The PostgreSQL role that shared it."""
+    project: str | None = None
+    """Its project's root on the machine that shared it."""
+    session_id: str | None = None
+    client_ts: float = 0.0
+    here: bool = False
+    """This machine holds it too: ``memctl show`` opens it."""
+
+
+class TeamResults(Reply):
+    query: str
+    results: list[TeamHit]
+    mode: str = "keyword"
+    """``hybrid`` (words and meaning), ``keyword`` (words: ``notice`` says why not meaning),
+    ``none`` (nothing searched: ``notice`` says why)."""
+    notice: str = ""
+    scope: str | None = None
+    """The project key searched, or None for every project the teams share."""
+
+
 class Shared(Reply):
     shared: int
     """Memories newly promoted (one shared before counts once)."""
@@ -1169,6 +1222,7 @@ ReplyType = (
     | ProjectList
     | ProjectLinked
     | Shared
+    | TeamResults
     | ClaudeMemoryMirrored
     | Rebuilt
     | Ok

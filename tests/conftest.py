@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from browser import Browser
-from pg import PgDatabase, PgServer
+from pg import PgDatabase, PgServer, pgvector_bindir
 
 from memd.instance import holder
 from memd.protocol import Ingest, Ingested, Ping, Pong, Request, Search, SearchResults, Status, StatusReport
@@ -168,13 +168,14 @@ class Instance:
     def memctl_argv(self) -> list[str]:
         return [PYTHON, "-m", "memd_client.memctl"]
 
-    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def memctl(self, *args: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*self.memctl_argv(), *args],
             capture_output=True,
             text=True,
             env=self.env,
             timeout=60,
+            cwd=cwd,
         )
 
     def remember(self, text: str, cwd: str, *, session: str = "s-test", age_days: float = 0.0) -> int:
@@ -269,6 +270,18 @@ def pg_server() -> Iterator[PgServer]:
     """A real PostgreSQL server, one for the whole run (initdb takes about a second), made on the
     first test that asks; killed and removed at the end, whatever the tests did to it."""
     server = PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[PgServer]:
+    """A second real server, PostgreSQL with pgvector (``tests/pg.py``: ``pgvector_bindir``), for
+    what needs vectors on the server; made on the first test that asks."""
+    server = PgServer(pgvector_bindir())
     try:
         server.start()
         yield server

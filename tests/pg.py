@@ -95,6 +95,21 @@ def find_bindir() -> Path:
     raise PgServerError(f"no PostgreSQL server: no initdb and postgres {where}; {INSTALL}")
 
 
+def pgvector_bindir() -> Path:
+    """The programs of the PostgreSQL with pgvector that the ``pgserver`` wheel carries (a test
+    requirement: Debian 12 packages no pgvector).  Found through the wheel's file list,
+    without importing its package (which would make directories as it loads)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        bindir = Path(str(distribution("pgserver").locate_file("pgserver/pginstall/bin")))
+    except PackageNotFoundError:
+        raise PgServerError("no pgvector server: pip install '.[test]' (it has pgserver)") from None
+    if not (bindir / "postgres").is_file():
+        raise PgServerError(f"pgserver has no postgres in {bindir}")
+    return bindir
+
+
 def _version(bindir: Path) -> tuple[int, ...]:
     """``/usr/lib/postgresql/15/bin`` → (15,); a name that is no version sorts first."""
     try:
@@ -117,8 +132,8 @@ class PgServer:
     it all.  ``sql``/``admin`` are the superuser's, ``dsn`` is what the code under test gets.
     """
 
-    def __init__(self) -> None:
-        self.bindir = find_bindir()
+    def __init__(self, bindir: Path | None = None) -> None:
+        self.bindir = bindir or find_bindir()
         # root: the server runs as the system user (setpriv execs, so the pid we hold is the server's).
         self.run_as: list[str] = []
         if os.geteuid() == 0:

@@ -15,13 +15,16 @@ from memd.cite import (
     ALPHABET,
     CITATION_RE,
     FORMATS,
+    LEGACY_LENGTH,
     LENGTH,
+    MAX_LENGTH,
     Alignment,
     Quoted,
     align,
     attribution,
-    citation_id,
+    key_citation,
     label,
+    legacy_citation_id,
     mentions,
     parse,
     render_quotes,
@@ -30,43 +33,58 @@ from memd.cite import (
 # -- ids -----------------------------------------------------------------------------
 
 
-@given(st.integers(min_value=-(2**63), max_value=2**63), st.integers(min_value=0, max_value=1000))
-def test_ids_are_six_alphabet_characters_and_deterministic(event_id: int, salt: int) -> None:
-    cite = citation_id(event_id, salt)
-    assert len(cite) == LENGTH == 6 and set(cite) <= set(ALPHABET)
-    assert citation_id(event_id, salt) == cite
-    assert parse(label(cite)) == cite and parse(cite) == cite
+@given(st.text(max_size=300))
+def test_ids_are_the_beginning_of_twelve_alphabet_characters_of_the_key(key: str) -> None:
+    full = key_citation(key)
+    assert len(full) == MAX_LENGTH == 12 and LENGTH == 8 and set(full) <= set(ALPHABET)
+    assert key_citation(key) == full  # on every machine, in every run
+    for length in range(LENGTH, MAX_LENGTH + 1):
+        assert parse(label(full[:length])) == full[:length] and parse(full[:length]) == full[:length]
 
 
 def test_ids_are_stable_across_releases() -> None:
-    # Ids are stored and quoted back by agents: changing the derivation orphans every citation.
-    assert [citation_id(n) for n in range(5)] == ["EEYDl2", "WPGgkp", "39G0fc", "EOAn27", "y67we6"]
-    assert citation_id(1, 1) == "DjFyfZ"
-    assert citation_id(1, 0) == citation_id(1)
+    # Ids are stored, synced and quoted back by agents: changing the derivation orphans every citation.
+    keys = ("a", "UserPromptSubmit:s1:prompt:p1", "PostToolUse:tool:toolu_1", "session_summary:sess-1")
+    assert [key_citation(key) for key in keys] == ["FXwdub76GYln", "aINWhiY8PP8J", "hPEVne5mQjRH", "Ph8ZevT91wJH"]
 
 
-def test_salt_gives_another_id() -> None:
-    for event_id in (1, 42, 10**9):
-        ids = {citation_id(event_id, salt) for salt in range(20)}
-        assert len(ids) == 20
-
-
-def test_ids_are_roughly_uniform_and_distinct() -> None:
-    ids = [citation_id(n) for n in range(20_000)]
-    assert len(set(ids)) == len(ids)
+def test_keys_that_differ_by_a_character_share_nothing() -> None:
+    ids = [key_citation(f"UserPromptSubmit:s1:prompt:{n}") for n in range(20_000)]
+    assert len({full[:LENGTH] for full in ids}) == len(ids)
     expected = len(ids) / len(ALPHABET)
-    for position in (0, LENGTH - 1):
-        counts = Counter(cite[position] for cite in ids)
+    for position in (0, LENGTH - 1, MAX_LENGTH - 1):
+        counts = Counter(full[position] for full in ids)
         assert set(counts) == set(ALPHABET)  # every character is used in every position
         assert max(counts.values()) < 2 * expected and min(counts.values()) > expected / 2
 
 
+def test_a_key_out_of_odd_unicode_has_an_id() -> None:
+    assert len(key_citation("Stop:s\ud83d:prompt:é")) == MAX_LENGTH  # a lone surrogate from decoded JSON
+
+
+def test_legacy_ids_are_the_ones_stores_gave_before() -> None:
+    # A store made before key-made ids gave these; migration 15 keeps them as aliases.
+    assert [legacy_citation_id(n) for n in range(5)] == ["EEYDl2", "WPGgkp", "39G0fc", "EOAn27", "y67we6"]
+    assert legacy_citation_id(1, 1) == "DjFyfZ" and legacy_citation_id(1, 0) == legacy_citation_id(1)
+    assert len({legacy_citation_id(1, salt) for salt in range(20)}) == 20
+    assert all(len(legacy_citation_id(n)) == LEGACY_LENGTH and parse(legacy_citation_id(n)) for n in range(100))
+
+
 @pytest.mark.parametrize(
     "text",
-    ["mem:Ab3xY9", "[mem:Ab3xY9]", "Ab3xY9", "  mem:Ab3xY9\n", "MEM:Ab3xY9", "[Mem:Ab3xY9]", "\t[mem:Ab3xY9] "],
+    [
+        "mem:Ab3xY9Kq",
+        "[mem:Ab3xY9Kq]",
+        "Ab3xY9Kq",
+        "  mem:Ab3xY9Kq\n",
+        "MEM:Ab3xY9Kq",
+        "[Mem:Ab3xY9Kq]",
+        "\t[mem:Ab3xY9Kq] ",
+    ],
 )
 def test_parse_accepts_the_three_forms(text: str) -> None:
-    assert parse(text) == "Ab3xY9"
+    assert parse(text) == "Ab3xY9Kq"
+    assert parse(text.replace("Kq", "")) == "Ab3xY9"  # a legacy id
 
 
 @pytest.mark.parametrize(
@@ -77,6 +95,8 @@ def test_parse_accepts_the_three_forms(text: str) -> None:
         "mem:",
         "Ab3xY",  # 5 characters
         "Ab3xY9z",  # 7 characters
+        "Ab3xY9Kq2Zz0w",  # 13 characters
+        "mem:Ab3xY9Kq2Zz0w",
         "mem:Ab3xY",
         "mem:Ab3xY9z",
         "Ab3-Y9",
@@ -95,30 +115,31 @@ def test_parse_rejects_everything_else(text: str) -> None:
 
 
 def test_parse_keeps_the_case_of_the_id() -> None:
-    assert parse("mem:ab3xy9") == "ab3xy9"  # another id, not Ab3xY9
+    assert parse("mem:ab3xy9kq") == "ab3xy9kq"  # another id, not Ab3xY9Kq
     assert label("Ab3xY9") == "mem:Ab3xY9"
 
 
 def test_mentions_finds_ids_in_prose_in_order_without_duplicates() -> None:
     text = (
-        "As noted in [mem:Ab3xY9], the lock was stale (mem:Zz0000). "
-        "Again [mem:Ab3xY9]; not xmem:Qqqqqq nor mem:toolong7 nor mem:short nor Ab3xY9 alone. "
-        "Also MEM:Ddd222, and mem:Eee333."
+        "As noted in [mem:Ab3xY9Kq], the lock was stale (mem:Zz000000). "
+        "Again [mem:Ab3xY9Kq]; not xmem:Qqqqqqqq nor mem:toolong7toolong nor mem:seven77 nor Ab3xY9Kq alone. "
+        "Also MEM:Ddd22222, mem:Eee333 (legacy) and mem:Fff444444444."
     )
-    assert mentions(text) == ["Ab3xY9", "Zz0000", "Ddd222", "Eee333"]
+    assert mentions(text) == ["Ab3xY9Kq", "Zz000000", "Ddd22222", "Eee333", "Fff444444444"]
     assert mentions("nothing cited here") == []
 
 
 def test_citation_matches_take_brackets_only_in_pairs() -> None:
-    text = "[mem:Ab3xY9] [mem:Bb3xY9 mem:Cb3xY9] mem:Db3xY9"
+    text = "[mem:Ab3xY9Kq] [mem:Bb3xY9Kq mem:Cb3xY9] mem:Db3xY9Kq2] [mem:Eb3xY9Kq"
     assert [m.group(0) for m in CITATION_RE.finditer(text)] == [
-        "[mem:Ab3xY9]",
-        "mem:Bb3xY9",
+        "[mem:Ab3xY9Kq]",
+        "mem:Bb3xY9Kq",
         "mem:Cb3xY9",
-        "mem:Db3xY9",
+        "mem:Db3xY9Kq2",
+        "mem:Eb3xY9Kq",
     ]
-    assert [m.group(1) for m in CITATION_RE.finditer(text)] == ["Ab3xY9", "Bb3xY9", "Cb3xY9", "Db3xY9"]
-    assert CITATION_RE.sub("X", text) == "X [X X] X"
+    assert [m["id"] for m in CITATION_RE.finditer(text)] == ["Ab3xY9Kq", "Bb3xY9Kq", "Cb3xY9", "Db3xY9Kq2", "Eb3xY9Kq"]
+    assert CITATION_RE.sub("X", text) == "X [X X] X] [X"
 
 
 # -- alignment: exact and normalized ---------------------------------------------------

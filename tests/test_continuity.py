@@ -9,7 +9,9 @@ import pytest
 from memd.capture.extract import aspects, decisions, entities, files, is_substantive, topics
 from memd.capture.snapshot import Row, take
 from memd.capture.task_rules import canonical, change_of
+from memd.cite import LENGTH, key_citation
 from memd.continuity.score import continuity, overlap
+from memd.store.citations import assign as assign_citation
 from memd.store.schema import migrate
 from memd.store.tasks import apply, open_tasks
 
@@ -87,11 +89,13 @@ def db() -> sqlite3.Connection:
 
 
 def write(conn: sqlite3.Connection, event_id: int, session: str, *todos: tuple[str, str], at: float = 0.0) -> list:
-    conn.execute(
-        "INSERT INTO citations (cite, event_id) VALUES (?, ?)", (f"C{event_id:05d}", event_id)
-    )  # what the writer does for every event
+    assign_citation(conn, event_id, f"k{event_id}", new=True)  # what the writer does for every event
     meta = {"op": "write", "tasks": [{"content": c, "status": s} for c, s in todos]}
     return apply(conn, event_id, 1, session, meta, at or float(event_id))
+
+
+def cite(key: str) -> str:
+    return key_citation(key)[:LENGTH]
 
 
 def history(conn: sqlite3.Connection) -> list[tuple[str, str | None, str, str]]:
@@ -127,7 +131,7 @@ def test_todo_lists_become_tasks_with_history(db: sqlite3.Connection) -> None:
     ]
     (task,) = open_tasks(db, 1, now=4.0)
     assert open_tasks(db, 1, now=4.0 + 15 * 86400) == []  # untouched for two weeks: stale, not carried
-    assert (task.content, task.status, task.cite, task.event_id) == ("Fix the login test", "in_progress", "C00004", 4)
+    assert (task.content, task.status, task.cite, task.event_id) == ("Fix the login test", "in_progress", cite("k4"), 4)
 
 
 def test_open_tasks_carry_over_and_reworded_ones_are_recognized(db: sqlite3.Connection) -> None:

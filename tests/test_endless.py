@@ -64,7 +64,7 @@ def working_session(inst: Instance, cwd: str, session: str, start: float) -> Non
 
 
 def cites(block: str) -> list[str]:
-    return re.findall(r"\[mem:([A-Za-z0-9]{6})\]", block)
+    return re.findall(r"\[mem:([A-Za-z0-9]{8,12})\]", block)
 
 
 def section(block: str, name: str) -> list[str]:
@@ -211,7 +211,7 @@ def test_consolidation_is_idempotent_cites_real_sources_and_keeps_privacy(daemon
     for _id, text, meta in rows:
         sources = json.loads(meta)["sources"]
         assert len(sources) >= 3
-        cited = re.findall(r"\[mem:([A-Za-z0-9]{6})\]", text)
+        cited = re.findall(r"\[mem:([A-Za-z0-9]{8,12})\]", text)
         real = dict(daemon.query("SELECT cite, event_id FROM citations"))
         assert cited and all(real[c] in sources for c in cited)  # every citation is one of its sources
         assert "hunter2" not in text and "haiku" not in text

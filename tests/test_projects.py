@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memd.capture.prepare import NewEvent
-from memd.cite import citation_id
+from memd.cite import legacy_citation_id
 from memd.store import projects
 from memd.store.batch import write_batch
 from memd.store.schema import APPEND_ONLY, MIGRATIONS, migrate
@@ -60,7 +60,7 @@ def test_migration_11_gives_every_project_its_key_and_path(tmp_path: Path) -> No
     second = checkout(tmp_path / "api-copy")  # the same repository, seen before keys existed
     local = checkout(tmp_path / "notes", "[core]\n\tbare = false\n")
     conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
-    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    conn.create_function("memd_citation_id", 2, legacy_citation_id, deterministic=True)
     for migration in MIGRATIONS[:10]:  # a database as the previous release left it
         conn.executescript(f"BEGIN;\n{migration.sql}\nCOMMIT;")
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import Instance
 
-from memd.cite import citation_id, parse
+from memd.cite import LENGTH, key_citation, parse
 from memd.context import MAX_OUTPUT, expand_hint
 from memd.protocol import (
     Details,
@@ -102,28 +102,14 @@ def cite_of(inst: Instance, event_id: int) -> str:
 # --- citation ids -----------------------------------------------------------------------
 
 
-def test_every_event_gets_a_stored_citation_id(daemon: Instance) -> None:
+def test_every_event_gets_a_stored_citation_id_made_from_its_key(daemon: Instance) -> None:
     cwd = f"{daemon.root}/p"
     ids = [daemon.remember(f"memory number {n}", cwd) for n in range(20)]
-    rows = dict(daemon.query("SELECT event_id, cite FROM citations"))
-    assert all(rows[i] == citation_id(i) for i in ids)
-    assert len(set(rows.values())) == len(rows)
-
-
-def test_a_colliding_id_is_rehashed_with_a_salt(instance: Instance) -> None:
-    instance.start()
-    cwd = f"{instance.root}/p"
-    first = instance.remember("first", cwd)
-    instance.stop()
-    taken = citation_id(first + 1)  # the id the next event would get: held by another row
-    conn = sqlite3.connect(instance.paths.database)
-    conn.execute("INSERT INTO citations (cite, event_id) VALUES (?, ?)", (taken, 10**9))
-    conn.commit()
-    conn.close()
-    instance.start()
-    second = instance.remember("second", cwd)
-    assert second == first + 1
-    assert cite_of(instance, second) == citation_id(second, 1)
+    rows = {i: (key, cite) for i, key, cite in daemon.query(
+        "SELECT e.id, e.idem_key, c.cite FROM events e JOIN citations c ON c.event_id = e.id"
+    )}  # fmt: skip
+    assert all(rows[i][1] == key_citation(rows[i][0])[:LENGTH] for i in ids)
+    assert len({cite for _, cite in rows.values()}) == len(rows)
 
 
 @pytest.mark.parametrize("form", ["mem:{}", "[mem:{}]", "{}", " mem:{} "])

@@ -82,12 +82,15 @@ async def test_a_full_disk_fails_the_batch_and_the_writer_keeps_going(tmp_path) 
     conn.close()
 
 
-def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memd.cite import citation_id
+def test_stored_events_get_key_made_citation_ids_and_keep_their_old_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Migration 4 gave each stored event an id from its row number; migration 15 gives it
+    the id every machine gives it, from its key, and the old one stays an alias."""
+    from memd.cite import LENGTH, key_citation, legacy_citation_id
     from memd.store.batch import write_batch
+    from memd.store.citations import event_of
 
     conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
-    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    conn.create_function("memd_citation_id", 2, legacy_citation_id, deterministic=True)
     for migration in MIGRATIONS[:3]:  # a database as the previous release left it
         conn.executescript(f"BEGIN;\n{migration.sql}\nCOMMIT;")
     conn.executemany(
@@ -98,10 +101,57 @@ def test_migration_4_gives_stored_events_their_citation_ids(tmp_path) -> None:  
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
     conn.executemany("INSERT INTO schema_migrations VALUES (?, ?, 0)", [(m.version, m.name) for m in MIGRATIONS[:3]])
     assert [m.version for m in migrate(conn)] == [m.version for m in MIGRATIONS[3:]]
-    cites = dict(conn.execute("SELECT event_id, cite FROM citations"))
-    assert cites == {n: citation_id(n) for n in range(1, 51)}
+    assert dict(conn.execute("SELECT event_id, cite FROM citation_aliases")) == {
+        n: legacy_citation_id(n) for n in range(1, 51)
+    }
+    assert dict(conn.execute("SELECT event_id, cite FROM citations")) == {
+        n: key_citation(f"k{n - 1}")[:LENGTH] for n in range(1, 51)
+    }
+    assert all(event_of(conn, legacy_citation_id(n)) == n == event_of(conn, key_citation(f"k{n - 1}")) for n in (1, 50))
     write_batch(conn, [(event(51, "k-new"), "/p")], [])
-    assert conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone() == (citation_id(51),)
+    (cite,) = conn.execute("SELECT cite FROM citations WHERE event_id = 51").fetchone()
+    assert cite == key_citation("k-new")[:LENGTH]
+
+
+def test_ids_that_begin_alike_are_told_apart_and_a_forgotten_one_is_never_reused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two keys whose ids share eight characters (1 in 2·10^14 a pair, so made here by hand):
+    the later takes nine, each resolves by its own id and by any longer beginning of its
+    twelve characters (the id another machine may show), and a forgotten id names nothing."""
+    from memd.cite import LENGTH, key_citation
+    from memd.store.batch import write_batch
+    from memd.store.citations import event_of
+
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    migrate(conn)
+    full = key_citation("k-two")
+    other = full[:LENGTH] + ("y" if full[LENGTH] == "z" else "z") + full[LENGTH + 1 :]
+    write_batch(conn, [(event(1, "k-one"), "/p")], [])
+    conn.execute("UPDATE citations SET cite = ?, full_cite = ? WHERE event_id = 1", (other[:LENGTH], other))
+    write_batch(conn, [(event(2, "k-two"), "/p")], [])
+    assert conn.execute("SELECT cite FROM citations WHERE event_id = 2").fetchone() == (full[: LENGTH + 1],)
+    assert [event_of(conn, full[:n]) for n in range(LENGTH, 13)] == [1, 2, 2, 2, 2]  # here, 8 is event 1's
+    assert event_of(conn, other[: LENGTH + 1]) == 1 and event_of(conn, full[:7]) is None
+
+    conn.execute("DELETE FROM events WHERE id = 2")  # forgotten: its id, and its twelve, name nothing
+    assert [event_of(conn, full[:n]) for n in range(LENGTH, 13)] == [1, None, None, None, None]
+    write_batch(conn, [(event(3, "k-two"), "/p")], [])  # the same key again: a new memory, a new id
+    (again, cite) = conn.execute(
+        "SELECT e.id, c.cite FROM events e JOIN citations c ON c.event_id = e.id WHERE idem_key = 'k-two'"
+    ).fetchone()
+    assert cite == full[: LENGTH + 2] and event_of(conn, cite) == again and event_of(conn, full[: LENGTH + 1]) is None
+
+
+def test_a_legacy_id_resolves_as_an_alias_until_its_event_is_forgotten(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memd.store.batch import write_batch
+    from memd.store.citations import event_of, keep_alias
+
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    migrate(conn)
+    write_batch(conn, [(event(1, "k-one"), "/p"), (event(2, "k-two"), "/p")], [])
+    assert keep_alias(conn, 1, "Ab3xY9") and event_of(conn, "Ab3xY9") == 1  # an export's id from before
+    assert not keep_alias(conn, 2, "Ab3xY9")  # another event's already
+    conn.execute("DELETE FROM events WHERE id = 1")
+    assert event_of(conn, "Ab3xY9") is None and not keep_alias(conn, 2, "Ab3xY9")  # retired with its event
 
 
 def test_the_append_only_guard_is_the_one_the_migrations_leave(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -122,10 +172,10 @@ def test_the_append_only_guard_is_the_one_the_migrations_leave(tmp_path) -> None
 def test_migration_9_keys_tool_calls_prompts_and_stops_by_claude_codes_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from memd.cite import citation_id
+    from memd.cite import legacy_citation_id
 
     conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
-    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    conn.create_function("memd_citation_id", 2, legacy_citation_id, deterministic=True)
     for migration in MIGRATIONS[:8]:  # a database as the previous release left it
         conn.executescript(f"BEGIN;\n{migration.sql}\nCOMMIT;")
     conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")

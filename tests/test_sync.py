@@ -9,70 +9,18 @@ import shutil
 import socket
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from conftest import Instance
+from machines import PASSWORD, Machine, repository, wait_until
 from pg import PgDatabase
 
 from memd.protocol import Ingest, Ingested
 from memd.services.sync import MACHINE_FILE, machine_id
 from memd.store.remote import SCHEMA
-from memd_client.rpc import DaemonUnavailable
-
-PASSWORD = "s3cret-pw"
-
-
-def repository(path: Path, remote: str) -> str:
-    """A git checkout's layout at ``path`` whose origin is ``remote`` (no git process needed)."""
-    (path / ".git").mkdir(parents=True)
-    (path / ".git" / "config").write_text(
-        f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
-    )
-    return str(path)
-
-
-class Machine:
-    """One machine: a daemon on its own data dir, syncing as ``role``."""
-
-    def __init__(
-        self,
-        root: str,
-        name: str,
-        url: str,
-        teams: dict[str, str] | None = None,
-        privacy: str = "",
-        label: str | None = None,
-        copy_of: Machine | None = None,
-        interval: float = 0.1,
-    ) -> None:
-        self.instance = Instance(os.path.join(root, name))
-        if copy_of is not None:  # a data dir copied whole, its machine id with it (a cloned VM)
-            os.makedirs(self.instance.paths.data_dir, exist_ok=True)
-            shutil.copy(os.path.join(copy_of.instance.paths.data_dir, MACHINE_FILE), self.instance.paths.data_dir)
-        tables = "".join(f'"{key}" = "{team}"\n' for key, team in (teams or {}).items())
-        self.instance.configure(
-            (f"[privacy]\n{privacy}\n" if privacy else "")
-            + f'[sync]\nurl = "{url}"\nmachine = "{label or name}"\ninterval = {interval}\n'
-            + (f"[sync.teams]\n{tables}" if tables else "")
-        )
-        self.instance.start()
-
-    def hook_prompt(self, cwd: str, text: str, session: str | None = None) -> None:
-        self.instance.remember(text, cwd, session=session or f"s-{uuid.uuid4().hex[:8]}")
-
-    def finds(self, cwd: str, word: str) -> bool:
-        return any(word in hit.title or word in hit.snippet for hit in self.instance.search(word, cwd=cwd).results)
-
-    def log(self) -> str:
-        return self.instance.stderr()[-4000:]
-
-    def stop(self) -> None:
-        if self.instance.process is not None and self.instance.process.poll() is None:
-            self.instance.stop()
 
 
 @pytest.fixture
@@ -105,6 +53,32 @@ def test_an_event_captured_on_one_machine_is_found_on_another(world, tmp_path: P
         time.sleep(0.1)
     report = b.instance.status().sync
     assert report is not None and report.pulled >= 1 and report.state == "syncing"
+
+
+def test_a_citation_copied_on_one_machine_opens_the_same_memory_on_another(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each machine numbers its rows in the order they arrived there; a ``mem:`` id comes
+    from the event's key, so it names one memory on both."""
+    pg, root, machines = world
+    url = pg.dsn("alice", PASSWORD)
+    a = Machine(root, "a", url)
+    b = Machine(root, "b", url)
+    machines += [a, b]
+    here = repository(tmp_path / "a" / "api", "git@github.com:acme/api.git")
+    there = repository(tmp_path / "b" / "api", "git@github.com:acme/api.git")
+    for n in range(15):  # interleaved, so that row numbers differ between the machines
+        a.hook_prompt(here, f"alpha note {n} about the ledger")
+        b.hook_prompt(there, f"beta note {n} about the ledger")
+
+    def texts(machine: Machine) -> dict[str, str]:
+        rows = machine.instance.query("SELECT c.cite, e.text FROM events e JOIN citations c ON c.event_id = e.id")
+        return {cite: text for cite, text in rows if "note" in text}
+
+    wait_until(lambda: len(texts(a)) == len(texts(b)) == 30, "both machines holding all 30 prompts", b)
+    assert texts(a) == texts(b)
+    for cite, text in list(texts(a).items())[::5]:
+        for machine in (a, b):
+            shown = machine.instance.memctl("show", f"mem:{cite}", "--json")
+            assert shown.returncode == 0 and json.loads(shown.stdout)["details"][0]["text"] == text, shown.stderr
 
 
 def test_machines_that_share_a_host_name_or_a_copied_data_dir_still_converge(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -180,10 +154,10 @@ def test_sync_setup_says_when_the_server_is_not_reached(tmp_path: Path) -> None:
 
 
 def test_an_error_is_reported_by_its_cause_not_the_task_group_it_came_through() -> None:
-    from memd.services.sync import _cause, _problem
+    from memd.services.errors import problem
 
     nested = ExceptionGroup("unhandled errors in a TaskGroup", [OSError("server closed the connection")])
-    assert _problem(_cause(ExceptionGroup("outer", [nested]))) == "OSError: server closed the connection"
+    assert problem(ExceptionGroup("outer", [nested])) == "OSError: server closed the connection"
 
 
 def test_a_machine_id_is_made_once_and_kept(tmp_path: Path) -> None:
@@ -193,18 +167,6 @@ def test_a_machine_id_is_made_once_and_kept(tmp_path: Path) -> None:
     (tmp_path / MACHINE_FILE).write_text("garbage\n")
     again = machine_id(str(tmp_path))
     assert again != made and again == machine_id(str(tmp_path))
-
-
-def wait_until(predicate, what: str, machine: Machine, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if predicate():
-                return
-        except DaemonUnavailable:
-            raise AssertionError(f"{what}: the daemon is gone:\n{machine.log()}") from None
-        assert time.monotonic() < deadline, f"{what} not in time:\n{machine.log()}"
-        time.sleep(0.1)
 
 
 def test_a_forget_on_one_machine_removes_the_memory_from_the_other_down_to_the_bytes(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -264,6 +226,9 @@ def test_a_team_gets_what_was_shared_with_it_and_nothing_personal(world, tmp_pat
     alice.hook_prompt(shared, "the quokka migration must run before the api deploy")
     wait_until(lambda: bob.finds(bobs, "quokka"), "the team memory on bob's machine", bob)
     assert not bob.instance.search("wombat", all_projects=True).results
+    (quoted,) = alice.instance.search("quokka", cwd=shared).results  # a citation alice pastes to bob
+    shown = bob.instance.memctl("show", f"mem:{quoted.cite}", "--json")
+    assert json.loads(shown.stdout)["details"][0]["text"].startswith("the quokka migration"), shown.stderr
     alice.hook_prompt(private, "the platypus cache must be warmed before the demo")  # promoted by hand
     (hit,) = alice.instance.search("platypus", cwd=private).results
     promoted = alice.instance.memctl("share", hit.cite, "--team", "memd_team_acme", "--json")
@@ -389,6 +354,8 @@ def test_a_pull_never_passes_a_row_whose_transaction_may_still_commit(pg: PgData
     pg.sql(SCHEMA)
     url = pg.dsn("alice", PASSWORD)
 
+    server = remote.Server(words=True, words_indexed=False, vectors=False)
+
     def row(key: str) -> remote.Outgoing:
         return remote.Outgoing("personal", "", "put", key, "github.com/acme/api", b'{"k": 1}')
 
@@ -401,13 +368,13 @@ def test_a_pull_never_passes_a_row_whose_transaction_may_still_commit(pg: PgData
                 "INSERT INTO memd.log (scope, op, event_key, project_key, machine, body)"
                 " VALUES ('personal', 'put', 'first', 'k', 'a', '{}'::bytea)"
             )  # its transaction stays open
-            await remote.push(fast, [row("second")], "b")
+            await remote.push(fast, [row("second")], "b", server)
             assert await remote.pull(reader, remote.Cursor(0, 0), 10) == []
             await slow.commit()
             pulled = await remote.pull(reader, remote.Cursor(0, 0), 10)
             assert [r.event_key for r in pulled] == ["first", "second"]
             assert await remote.pull(reader, remote.Cursor(pulled[-1].txid, pulled[-1].seq), 10) == []
-            await remote.push(fast, [row("second")], "b")  # a retried push stores nothing twice
+            await remote.push(fast, [row("second")], "b", server)  # a retried push stores nothing twice
             assert len(await remote.pull(reader, remote.Cursor(0, 0), 10)) == 2
 
     anyio.run(scenario)

@@ -120,8 +120,8 @@ def test_a_forget_through_the_page_reaches_the_daemon(ui: Viewer) -> None:
 def test_mem_ids_in_text_become_links_and_nothing_else_does() -> None:
     from memd_client.ui.app import linked_cites
 
-    html = str(linked_cites('see mem:Ab3xY9, <b onclick="x()">mem:Zz9Zz9</b> and mem:toolong1'))
-    assert html.count('<a class="cite" href="/m/') == 2 and "/m/Ab3xY9" in html and "/m/Zz9Zz9" in html
+    html = str(linked_cites('see mem:Ab3xY9Kq, <b onclick="x()">[mem:Zz9Zz9]</b> and mem:toolong1toolong'))
+    assert html.count('<a class="cite" href="/m/') == 2 and "/m/Ab3xY9Kq" in html and "/m/Zz9Zz9" in html
     assert "<b" not in html and "&lt;b onclick=&#34;x()&#34;&gt;" in html
 
 
@@ -151,6 +151,6 @@ def test_entity_pages_list_what_memory_names_and_show_one_with_its_neighbours(ui
     page = ui.get("/e/orders.py")  # an alias finds it
     assert "src/shop/orders.py" in page and "named in 1 memories of 1 sessions" in page
     assert 'href="/e/PAY-91"' in page  # named with it: a neighbour, linked
-    assert re.search(r'href="/m/[A-Za-z0-9]{6}"', page)  # the memory that names it, by its citation id
+    assert re.search(r'href="/m/[A-Za-z0-9]{8,12}"', page)  # the memory that names it, by its citation id
     assert "&lt;b&gt;bakery&lt;/b&gt;" in page  # what the memory says is text
     assert "no entity called &#39;nobody-we-know&#39; in any project" in ui.get("/e/nobody-we-know")

@@ -32,7 +32,7 @@ else:
     EntityKind = Literal[ENTITY_KINDS]
 Query = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="What to look for, in plain words.")]
 Id = Annotated[
-    str, msgspec.Meta(min_length=1, max_length=40, description="A citation id from search results, like mem:Ab3xY9.")
+    str, msgspec.Meta(min_length=1, max_length=40, description="A citation id from search results, like mem:Ab3xY9Kq.")
 ]
 Project = Annotated[
     str | None,
@@ -62,6 +62,18 @@ class SearchArgs(msgspec.Struct, forbid_unknown_fields=True):
                 max_length=200,
                 description="Only memories that name this entity: a file, person, function, error or ticket "
                 "(as mem_entities lists them: login.py, Caroline, KeyError, #412).",
+            ),
+        ]
+        | None
+    ) = None
+    team: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=63,
+                description="Search the team's shared memory on the sync server instead (memories of teammates "
+                'this machine may not hold): a team\'s role, or "" for every team you are in. '
+                "Words and meaning only: kind, since and entity do not apply.",
             ),
         ]
         | None

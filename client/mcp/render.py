@@ -4,8 +4,17 @@
 from __future__ import annotations
 
 from memd.cite import label
-from memd.context import detail_text, index_line, timeline_text
-from memd.protocol import DetailsResult, Forgotten, SearchResults, SmartResults, StatsReport, StatusReport, Verification
+from memd.context import detail_text, index_line, team_line, timeline_text
+from memd.protocol import (
+    DetailsResult,
+    Forgotten,
+    SearchResults,
+    SmartResults,
+    StatsReport,
+    StatusReport,
+    TeamResults,
+    Verification,
+)  # fmt: skip
 
 __all__ = [
     "NEXT",
@@ -14,6 +23,7 @@ __all__ = [
     "render_index",
     "render_smart",
     "render_stats",
+    "render_team",
     "render_verification",
 ]
 
@@ -32,6 +42,18 @@ def render_index(reply: SearchResults, query: str) -> str:
     )
     head += ", best first; each: id, kind, date, confidence, cost of its details, summary:"
     return "\n".join([head, *(index_line(hit) for hit in reply.results), NEXT])
+
+
+def render_team(reply: TeamResults, query: str) -> str:
+    where = f"the team memory of {reply.scope or 'every shared project'}"
+    if reply.mode == "none":
+        return f"Nothing searched in {where}: {reply.notice}"
+    if not reply.results:
+        return f"No team memories match {query!r} in {where}."
+    note = f"; {reply.notice}" if reply.notice else ""
+    head = f"{len(reply.results)} team memories in {where} ({reply.mode} search{note})"
+    tail = "mem_details(ids) opens those not marked 'on the server only'. Cite as [mem:ID]."
+    return "\n".join([head + ", best first:", *(team_line(hit) for hit in reply.results), tail])
 
 
 def render_smart(reply: SmartResults, query: str) -> str:

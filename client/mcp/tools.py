@@ -33,6 +33,8 @@ from memd.protocol import (
     StatsReport,
     Status,
     StatusReport,
+    TeamResults,
+    TeamSearch,
     Timeline,
     TimelineResult,
     Verification,
@@ -52,7 +54,15 @@ from .arguments import (
     TimelineArgs,
 )
 from .protocol import Tool, ToolError
-from .render import render_details, render_forgotten, render_index, render_smart, render_stats, render_verification
+from .render import (
+    render_details,
+    render_forgotten,
+    render_index,
+    render_smart,
+    render_stats,
+    render_team,
+    render_verification,
+)  # fmt: skip
 
 __all__ = ["INSTRUCTIONS", "Context", "tools"]
 
@@ -95,6 +105,13 @@ def tools(ctx: Context) -> list[Tool]:
     """The tools, bound to ``ctx``."""
 
     def search(a: SearchArgs) -> str:
+        if a.team is not None:
+            scope = _scope(ctx, a.project, a.all_projects)
+            team = TeamSearch(
+                query=a.query, limit=a.limit, team=a.team or None, cwd=scope.get("cwd"),
+                all_projects=scope["all_projects"],
+            )  # fmt: skip
+            return render_team(ctx.call(team, TeamResults), a.query)
         request = Search(
             query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), entity=a.entity, caller=ctx.session,
             **_scope(ctx, a.project, a.all_projects),
@@ -151,7 +168,7 @@ def tools(ctx: Context) -> list[Tool]:
             "Search memory",
             "Search memd's memory of past coding sessions in this project: prompts, commands and their output,"
             " errors, decisions, session summaries. Returns a compact index, best first: one line per memory"
-            " with its citation id (mem:Ab3xY9), kind, date, confidence (0-1; below 0.45 is a weak match)"
+            " with its citation id (mem:Ab3xY9Kq), kind, date, confidence (0-1; below 0.45 is a weak match)"
             " and what its details cost (~N tok). Start here; then mem_timeline for what happened around a hit"
             " and mem_details only for the ids you need. Cite memories as [mem:ID].",
             SearchArgs,

@@ -45,7 +45,7 @@ def _confirmed(question: str) -> bool:
 
 
 def forget_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ids", nargs="*", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("ids", nargs="*", metavar="ID", help="citation ids (mem:Ab3xY9Kq) or event numbers")
     p.add_argument("--session", help="every event of this session")
     p.add_argument("--before", type=moment, metavar="DATE", help="every event before this (2026-01-01, 90d)")
     p.add_argument("--query", metavar="Q", help="every event with every word of Q, or Q verbatim in its record")

@@ -21,7 +21,7 @@ __all__ = ["PROMOTE"]
 
 
 def promote_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("id", metavar="ID", help="the memory's citation id (mem:Ab3xY9) or event number")
+    p.add_argument("id", metavar="ID", help="the memory's citation id (mem:Ab3xY9Kq) or event number")
     p.add_argument(
         "--type", choices=("user", "feedback", "project", "reference"),
         help="Claude Code's kind of fact (default: project)",

@@ -36,6 +36,8 @@ def search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lanes", action="store_true", help="show why each hit was retrieved")
     p.add_argument("--smart", action="store_true", help="expand sure hits by themselves: timeline, details")
     p.add_argument("--budget", type=at_least(1), default=2000, help="tokens --smart may spend (default 2000)")
+    p.add_argument("--team", action="store_true", help="search the team memory on the sync server instead")
+    p.add_argument("--team-role", metavar="ROLE", help="with --team: only this team's (its PostgreSQL role)")
     p.set_defaults(handler=run_search)
 
 
@@ -43,6 +45,8 @@ def run_search(args: argparse.Namespace) -> int:
     from memd.context import detail_text, timeline_text
     from memd.protocol import Search, SearchResults, SmartResults, SmartSearch
 
+    if args.team or args.team_role:
+        return _team_search(args)
     options = dict(
         query=args.query,
         limit=args.limit,
@@ -83,6 +87,33 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _team_search(args: argparse.Namespace) -> int:
+    """``memctl search --team``: the team's memory where it is, on the sync server."""
+    from memd.capture.events import KINDS
+    from memd.context import team_line
+    from memd.protocol import TeamResults, TeamSearch
+
+    filters = ("project", "kind", "tool", "session", "path", "entity", "since", "until", "smart", "lanes")
+    others = [f"--{name}" for name in filters if getattr(args, name)]
+    if others:
+        raise CommandError(f"--team searches by words and meaning only: drop {', '.join(others)}")
+    request = TeamSearch(
+        query=args.query, limit=args.limit, team=args.team_role, cwd=os.getcwd(), all_projects=args.all_projects
+    )
+    with connect(args) as client:
+        reply = client.call(request, TeamResults)
+    where = f"team memory of {reply.scope or 'every shared project'}"
+    if reply.mode == "none":
+        emit(args, plain(reply), f"nothing searched in the {where}: {reply.notice}")
+        return 0
+    lines = [f"{reply.mode} search in the {where}" + (f" ({reply.notice})" if reply.notice else "")]
+    lines += [f"{KINDS.get(hit.kind, KINDS['event'])} {team_line(hit)}" for hit in reply.results]
+    if not reply.results:
+        lines.append(f"no matches for {args.query!r}")
+    emit(args, plain(reply), "\n".join(lines))
+    return 0
+
+
 def _index_lines(hits: list[Hit], explain: bool) -> list[str]:
     from memd.capture.events import KINDS
     from memd.context import index_line
@@ -99,7 +130,7 @@ def _index_lines(hits: list[Hit], explain: bool) -> list[str]:
 
 
 def timeline_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("id", help="a citation id (mem:Ab3xY9) or an event number")
+    p.add_argument("id", help="a citation id (mem:Ab3xY9Kq) or an event number")
     p.add_argument("--before", type=at_least(0), default=3, help="events before it (default 3)")
     p.add_argument("--after", type=at_least(0), default=3, help="events after it (default 3)")
     p.set_defaults(handler=run_timeline)
@@ -118,7 +149,7 @@ def run_timeline(args: argparse.Namespace) -> int:
 def show_arguments(p: argparse.ArgumentParser) -> None:
     from memd.cite import FORMATS
 
-    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9Kq) or event numbers")
     p.add_argument("--budget", type=at_least(1), default=20_000, help="tokens to show at most (default 20000)")
     p.add_argument("--format", choices=FORMATS, default="inline", help="how the source is cited (default inline)")
     p.set_defaults(handler=run_show)
@@ -143,7 +174,7 @@ def run_show(args: argparse.Namespace) -> int:
 def cite_arguments(p: argparse.ArgumentParser) -> None:
     actions = p.add_subparsers(dest="cite_command", required=True, metavar="ACTION")
     verify = actions.add_parser("verify", parents=[common_options(False)], help="is QUOTE in memory ID, and where")
-    verify.add_argument("id", help="a citation id (mem:Ab3xY9)")
+    verify.add_argument("id", help="a citation id (mem:Ab3xY9Kq)")
     verify.add_argument("quote")
     verify.set_defaults(handler=run_cite_verify)
 

@@ -59,10 +59,11 @@ def _status(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace) -> int:
     from memd.config import ConfigError, load
-    from memd.store.remote import SCHEMA
+    from memd.store.remote import SCHEMA, VECTORS, WORDS_INDEX
 
-    if args.print_sql:
-        print(SCHEMA.strip())
+    if args.print_sql:  # and, for a server with pgvector, what adds team rows' vectors (a superuser's)
+        print(SCHEMA.strip() + "\n\n-- as a superuser (see memd/store/remote.py):\n" + WORDS_INDEX)
+        print("\n-- where the server has pgvector:" + VECTORS.rstrip())
         return 0
     try:
         config = load(args.paths.config_file).sync
@@ -98,6 +99,12 @@ def _setup(args: argparse.Namespace) -> int:
         lines = [f"memd's schema is ready on {server_name(url)}"]
     else:
         lines = [f"joined memd's schema on {server_name(url)} (set up by its owner; this role may read and write)"]
+    if setup.words != "indexed":
+        lines.append(f"team search reads every team row until {setup.words}")
+    if setup.vectors == "ready":
+        lines.append("team search (memctl search --team) matches words and meaning: the server has pgvector")
+    else:
+        lines.append(f"team search (memctl search --team) matches words; for meaning too: {setup.vectors}")
     if setup.not_member_of:
         lines.append(
             f"not a member of {', '.join(setup.not_member_of)} ([sync.teams]): nothing is shared with"
@@ -107,7 +114,8 @@ def _setup(args: argparse.Namespace) -> int:
         _remember(args.paths.config_file, args.url)
         lines.append(f"[sync] url written to {args.paths.config_file} (without a password: use ~/.pgpass)")
     lines.append("restart the daemon to start syncing (memctl daemon restart)")
-    emit(args, {"server": server_name(url), "ready": True}, "\n".join(lines))
+    facts = {"server": server_name(url), "ready": True, "words": setup.words, "vectors": setup.vectors}
+    emit(args, facts, "\n".join(lines))
     return 0
 
 
@@ -130,7 +138,7 @@ def _remember(config_file: str, url: str) -> None:
 
 
 def share_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9) or event numbers")
+    p.add_argument("ids", nargs="+", metavar="ID", help="citation ids (mem:Ab3xY9Kq) or event numbers")
     p.add_argument("--team", required=True, help="the team's PostgreSQL role (README: Sync)")
     p.set_defaults(handler=run_share)
 

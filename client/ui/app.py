@@ -16,7 +16,6 @@ was seen, what it goes with, the memories that name it), ``/tasks``,
 from __future__ import annotations
 
 import os
-import re
 import time
 import urllib.parse
 from pathlib import Path
@@ -33,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from memd.capture.entities import KINDS as ENTITY_KINDS
+from memd.cite import CITATION_RE
 from memd.protocol import (
     Continuation,
     ContinuationResult,
@@ -180,13 +180,10 @@ def viewer(socket: str, token: str, port: int) -> Guard:
     return Guard(app, token, port)
 
 
-CITE: re.Pattern[str] = re.compile(r"\bmem:([A-Za-z0-9]{6})\b")
-
-
 def linked_cites(text: str) -> Markup:
     """``text`` escaped, with every ``mem:`` id in it a link to that memory: escaping first, then
-    the links, so nothing of the text itself can become markup (an id is six letters or digits)."""
-    return Markup(CITE.sub(r'<a class="cite" href="/m/\1">mem:\1</a>', str(escape(text))))
+    the links, so nothing of the text itself can become markup (an id is letters and digits)."""
+    return Markup(CITATION_RE.sub(lambda m: f'<a class="cite" href="/m/{m["id"]}">{m[0]}</a>', str(escape(text))))
 
 
 def _day(text: str) -> float | None:

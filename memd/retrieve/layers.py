@@ -15,7 +15,8 @@ from typing import Final
 from ..capture.text import parse_meta, strings
 from ..cite import parse
 from ..protocol import Detail, Entry, TimelineResult
-from ..store.layers import EventRow, event_id_of_cite, event_rows, known_event, neighbour_cite, neighbours
+from ..store.citations import event_of
+from ..store.layers import EventRow, event_rows, known_event, neighbour_cite, neighbours
 from .digest import files_of, preview
 
 __all__ = ["MAX_WINDOW", "details", "entry", "resolve", "resolve_all", "timeline"]
@@ -26,8 +27,8 @@ MAX_WINDOW: Final = 50
 
 def resolve(conn: sqlite3.Connection, ref: str) -> int | None:
     """The event a reference names: a citation id in any of its forms, or an event id
-    (``123``, ``#123``).  A 6-character reference is a citation id first."""
-    if (cite := parse(ref)) is not None and (event_id := event_id_of_cite(conn, cite)) is not None:
+    (``123``, ``#123``).  A reference that could be either is a citation id first."""
+    if (cite := parse(ref)) is not None and (event_id := event_of(conn, cite)) is not None:
         return event_id
     number = ref.strip().removeprefix("#")
     if number.isdigit() and len(number) < 19 and known_event(conn, int(number)):

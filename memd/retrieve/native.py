@@ -24,12 +24,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
+from ..cite import CITATION_RE
+
 __all__ = ["COVERED", "MIN_WORDS", "InContext", "repeats", "words"]
 
 COVERED: Final = 0.8
 MIN_WORDS: Final = 4
 _WORD: Final = re.compile(r"[^\W_]+(?:[._/-][^\W_]+)*")
-_CITE: Final = re.compile(r"\bmem:[A-Za-z0-9]{6}\b")
 _COMMON: Final = frozenset({
     "the", "and", "for", "are", "but", "not", "you", "all", "any", "can", "had", "her", "was", "one", "our",
     "out", "has", "have", "this", "that", "with", "from", "they", "will", "would", "there", "their", "what",
@@ -46,7 +47,7 @@ def words(text: str) -> frozenset[str]:
     also each of their parts (``auth/session.py`` matches ``session.py``).  Cached: the
     texts Claude Code gave a session come back at each of its prompts."""
     found: set[str] = set()
-    for match in _WORD.finditer(_CITE.sub(" ", text.lower())):
+    for match in _WORD.finditer(CITATION_RE.sub(" ", text.lower())):
         token = match.group(0)
         for word in {token, *re.split(r"[._/-]", token)}:
             if (len(word) >= 3 or word.isdigit()) and word not in _COMMON:

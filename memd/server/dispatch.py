@@ -49,6 +49,7 @@ from ..protocol import (
     Stats,
     Status,
     Tasks,
+    TeamSearch,
     Timeline,
     Verify,
     decode_request,
@@ -101,6 +102,7 @@ def routes(services: Services, shutdown: Callable[[Shutdown], Awaitable[Reply]])
             route(ListProjects, s.projects.list),
             route(LinkProject, s.projects.link),
             route(Share, s.syncer.share),
+            route(TeamSearch, s.team.search),
             route(MirrorClaudeMemory, s.mirror.mirror),
             route(Shutdown, shutdown),
         ]

@@ -31,6 +31,7 @@ from .recall import recall
 from .search import Retriever
 from .status import Reports
 from .sync import Syncer
+from .team import Team
 
 __all__ = ["Services"]
 
@@ -55,7 +56,8 @@ class Services:
         self.activity = activity
         self.retriever = Retriever(store.readers, indexer, config.retrieval)
         self.capture = Capture(config.capture, Privacy(config.privacy))
-        self.syncer = Syncer(config.sync, store, indexer, config.privacy, places.data_dir)
+        self.team = Team(config.sync, config.embedding, config.privacy, store, indexer)
+        self.syncer = Syncer(config.sync, store, indexer, config.privacy, places.data_dir, self.team)
         self.mirror = Mirror(store, self.capture, indexer, self.syncer.notify)
         self.recall = recall(store, self.retriever, config, Transcripts(store, self.mirror))
         self.ingester = Ingester(

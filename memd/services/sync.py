@@ -48,16 +48,21 @@ from ..retrieve.layers import resolve_all
 from ..store import Store, remote, sync
 from ..store.forget import plan
 from .erasure import erase
+from .errors import cause_of, problem
 from .indexer import Indexer
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
+
+    from .team import Team
 
 __all__ = ["Syncer", "outgoing", "server_name"]
 
 log = structlog.get_logger("memd.sync")
 
 MAX_BACKOFF = 60.0
+WORDS_MAX = 50_000
+"""Characters of a text the server makes a team row's words of (a tsvector holds at most 1 MB)."""
 
 
 def server_name(url: str) -> str:
@@ -72,9 +77,11 @@ class Syncer:
     """The sync task of one daemon (``run``), and its report."""
 
     def __init__(
-        self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: PrivacyConfig, data_dir: str
-    ) -> None:
+        self, config: SyncConfig, store: Store, indexer: Indexer | None, privacy: PrivacyConfig, data_dir: str,
+        team: Team,
+    ) -> None:  # fmt: skip
         self.config = config
+        self.team = team  # team rows' vectors
         self.url = os.environ.get("MEMD_SYNC_URL") or config.url
         self.data_dir = data_dir
         self.label = config.machine or socket.gethostname()  # shown, never compared
@@ -118,30 +125,30 @@ class Syncer:
         import psycopg
 
         self.machine = await anyio.to_thread.run_sync(machine_id, self.data_dir)
-        await self.store.writer.call(sync.begin, self.server)
+        await self.store.writer.call(sync.begin, self.server, self.config.pull_teams)
         backoff = 1.0
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10)
                 async with conn:
-                    if not await remote.present(conn):
+                    if (server := await remote.server(conn)) is None:
                         raise SyncProblem("the server has no memd schema: run `memctl sync setup`")
                     await remote.listen(conn)
                     self.role = await remote.role(conn)
                     self.state = "syncing"
                     log.info("sync_connected", server=self.server, machine=self.machine, label=self.label)
                     while True:
-                        moved = await self._round(conn)
+                        moved = await self._round(conn, server)
                         backoff = 1.0  # a round went through: the next failure starts over
                         if not moved:
                             await self._idle(conn)
             except Exception as exc:  # the daemon serves on whatever sync meets; cancellation is not caught
                 self.state = "failing"
-                cause = _cause(exc)
-                problem = _problem(cause)
+                cause = cause_of(exc)
+                said = problem(cause)
                 expected = isinstance(cause, (psycopg.Error, OSError, SyncProblem))
-                log.warning("sync_failed", server=self.server, error=problem, retry_s=backoff, exc_info=not expected)
-                await self.store.writer.call(sync.failed, problem, time.time())
+                log.warning("sync_failed", server=self.server, error=said, retry_s=backoff, exc_info=not expected)
+                await self.store.writer.call(sync.failed, said, time.time())
                 await anyio.sleep(backoff)
                 backoff = min(MAX_BACKOFF, backoff * 2)
 
@@ -161,17 +168,17 @@ class Syncer:
             race.start_soon(server)
         self._wake = anyio.Event()
 
-    async def _round(self, conn: AsyncConnection) -> bool:
+    async def _round(self, conn: AsyncConnection, server: remote.Server) -> bool:
         """Push, then pull and apply one batch each way; whether anything moved."""
         batch = self.config.batch
         out = await self.store.readers.run(sync.outbound, batch)
-        rows = outgoing(out, self.privacy, self.config.teams)
+        rows = await self.team.vectors(outgoing(out, self.privacy, self.config.teams), server)
         if rows:
-            await remote.push(conn, rows, self.machine)
+            await remote.push(conn, rows, self.machine, server)
             await self.store.writer.call(sync.pushed, out, time.time())
         known = await self.store.readers.run(sync.state)
         after = known.cursor if known else remote.Cursor(0, 0)
-        incoming = await remote.pull(conn, after, batch)
+        incoming = await remote.pull(conn, after, batch, teams=self.config.pull_teams)
         roots = {row.project_key: _root(row.body) for row in incoming if row.op == "put" and row.body}
         projects = await self.store.writer.call(sync.projects_for, roots, time.time()) if roots else {}
         stored = 0
@@ -220,12 +227,12 @@ def outgoing(out: sync.Outbound, privacy: Privacy, teams: dict[str, str]) -> lis
     the memory was pushed to."""
     rows: list[remote.Outgoing] = []
     for project_key, event in out.events:
-        body = _leaving(privacy, event)
+        body, words = _leaving(privacy, event)
         rows.append(remote.Outgoing("personal", "", "put", event.idem_key, project_key, body))
         if team := teams.get(project_key):
-            rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body))
+            rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, body, words))
     for team, project_key, event in out.shares:
-        rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, _leaving(privacy, event)))
+        rows.append(remote.Outgoing("team", team, "put", event.idem_key, project_key, *_leaving(privacy, event)))
     for tombstone in out.tombstones:
         key, project_key = tombstone.event_key, tombstone.project_key
         rows.append(remote.Outgoing("personal", "", "forget", key, project_key, None))
@@ -273,32 +280,19 @@ def _runs(rows: list[remote.Incoming], machine: str) -> list[tuple[bool, list[re
     return runs
 
 
-def _leaving(privacy: Privacy, event: ExportedEvent) -> bytes:
-    """An event as it leaves this machine: filtered again with today's rules, no payload."""
+def _leaving(privacy: Privacy, event: ExportedEvent) -> tuple[bytes, tuple[str, str]]:
+    """An event as it leaves this machine: filtered again with today's rules, no payload; and
+    what a team row's words are made of (its title and text as filtered, NULs out: PostgreSQL's
+    text refuses them; the text cut to ``WORDS_MAX``)."""
     title, _ = privacy.text(event.title)
     text, _ = privacy.text(event.text)
     meta, _ = privacy.value(event.meta)
-    return msgspec.json.encode(msgspec.structs.replace(event, title=title, text=text, meta=meta, payload=""))
+    body = msgspec.json.encode(msgspec.structs.replace(event, title=title, text=text, meta=meta, payload=""))
+    return body, (title.replace("\0", " "), text[:WORDS_MAX].replace("\0", " "))
 
 
 class SyncProblem(Exception):
     """A reason sync cannot go on that is not a connection error (the message says what to do)."""
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """The error itself, out of the task groups it came through (the wait for the server's
-    NOTIFY runs in one): ``OperationalError: server closed the connection``, not
-    ``ExceptionGroup: unhandled errors in a TaskGroup``."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _problem(exc: BaseException) -> str:
-    """What went wrong, for status and logs: the error's class and first line, which
-    psycopg keeps free of passwords; never content."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}"[:300]
 
 
 def _root(body: bytes | None) -> str:

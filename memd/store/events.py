@@ -18,18 +18,16 @@ from ..capture.events import LOGGED
 from ..capture.prepare import NewEvent
 from ..capture.snapshot import plain, take
 from ..capture.summary import SummaryRow, summarize
-from ..cite import citation_id
 from ..query import has_cjk
+from .citations import assign as assign_citation
 from .entities import record as record_entities
 from .neighbours import link as link_neighbours
-from .schema import CITATION_ATTEMPTS
 from .state import session_rows
 from .tasks import apply as apply_task_state
 from .tasks import open_tasks
 
 __all__ = [
     "Committed",
-    "assign_citation",
     "count_redactions",
     "insert_derived",
     "insert_event",
@@ -75,7 +73,7 @@ def insert_event(
     if row is None:
         (existing,) = conn.execute("SELECT id FROM events WHERE idem_key = ?", (key,)).fetchone()
         return Committed(existing, duplicate=True)
-    assign_citation(conn, row[0], new=True)
+    assign_citation(conn, row[0], key, new=True)
     if derive:
         link_neighbours(conn, row[0], event.session_id, event.kind)
         record_entities(conn, row[0], event.kind, event.tool, event.text, event.meta, event.session_id)
@@ -104,21 +102,6 @@ def count_redactions(conn: sqlite3.Connection, counts: dict[str, int]) -> None:
         " ON CONFLICT(name) DO UPDATE SET total = total + excluded.total",
         [(name, n) for name, n in counts.items() if n],
     )
-
-
-def assign_citation(conn: sqlite3.Connection, event_id: int, *, new: bool = False) -> str:
-    """The event's citation id: the one it has, or a new one (a collision tries the next salt).
-    ``new``: the event was just inserted, so it has none yet (no lookup on the ingest path)."""
-    if not new and (row := conn.execute("SELECT cite FROM citations WHERE event_id = ?", (event_id,)).fetchone()):
-        return str(row[0])
-    for salt in range(CITATION_ATTEMPTS):
-        cite = citation_id(event_id, salt)
-        if conn.execute(
-            "INSERT INTO citations (cite, event_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING cite",
-            (cite, event_id),
-        ).fetchone():
-            return cite
-    raise sqlite3.IntegrityError(f"no free citation id for event {event_id} in {CITATION_ATTEMPTS} attempts")
 
 
 def refresh_summary(conn: sqlite3.Connection, session_id: str, project_id: int | None, now: float) -> None:
@@ -175,5 +158,5 @@ def insert_derived(
             encoded, importance, ts, now, len(encoded), False, has_cjk(title) or has_cjk(text),
         ),
     ).fetchone()  # fmt: skip
-    assign_citation(conn, event_id)
+    assign_citation(conn, event_id, key)
     return int(event_id)

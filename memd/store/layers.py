@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ..capture.events import LOGGED
 
-__all__ = ["EventRow", "cites", "event_id_of_cite", "event_rows", "known_event", "neighbour_cite", "neighbours"]
+__all__ = ["EventRow", "cites", "event_rows", "known_event", "neighbour_cite", "neighbours"]
 
 
 class EventRow(NamedTuple):
@@ -34,12 +34,6 @@ _EVENT = (
     "SELECT e.id, c.cite, e.kind, e.tool, e.title, e.text, e.session_id, p.root, e.client_ts, e.importance, e.meta"
     " FROM events e LEFT JOIN citations c ON c.event_id = e.id LEFT JOIN projects p ON p.id = e.project_id"
 )
-
-
-def event_id_of_cite(conn: sqlite3.Connection, cite: str) -> int | None:
-    """The event a (canonical) citation id names, if any."""
-    row = conn.execute("SELECT event_id FROM citations WHERE cite = ?", (cite,)).fetchone()
-    return int(row[0]) if row else None
 
 
 def known_event(conn: sqlite3.Connection, event_id: int) -> bool:

@@ -2,8 +2,9 @@
 
 Events go in as they were exported, through the writer's own insert (sessions, projects,
 task state as for a live event), keyed by their idempotency key, so restoring a file
-twice stores nothing new.  Each keeps its citation id when the id is free here, so that
-``[mem:Ab3xY9]`` quoted anywhere still resolves after a move to another machine, and its
+twice stores nothing new.  Each keeps its citation id (made from that key, so the same
+here; an id of before that release becomes an alias when it is free here), so that
+``[mem:Ab3xY9Kq]`` quoted anywhere still resolves after a move to another machine, and its
 uses by id and graduation level, so that what was learned of it (ranking, retention's
 protection of cited and graduated memories) moves along.
 """
@@ -16,6 +17,7 @@ import sqlite3
 from ..capture.events import DERIVED_KINDS
 from ..capture.prepare import NewEvent
 from ..protocol import ExportedEvent
+from .citations import keep_alias
 from .events import count_redactions, insert_derived, insert_event
 from .projects import project_id_of
 
@@ -83,10 +85,5 @@ def _learned(conn: sqlite3.Connection, event_id: int, row: ExportedEvent) -> Non
 
 
 def _keep_cite(conn: sqlite3.Connection, event_id: int, cite: str) -> int:
-    """Give the event its exported citation id if no other event here has it (1), else keep
-    the one it got (0)."""
-    holder = conn.execute("SELECT event_id FROM citations WHERE cite = ?", (cite,)).fetchone()
-    if holder is None:
-        conn.execute("UPDATE citations SET cite = ? WHERE event_id = ?", (cite, event_id))
-        return 1
-    return int(holder[0] == event_id)
+    """1 if the event's exported citation id resolves to it here (``citations.keep_alias``)."""
+    return int(keep_alias(conn, event_id, cite))

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..capture.project import project_key
-from ..cite import citation_id
+from ..cite import legacy_citation_id
+from .citations import assign as assign_citation
 from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
     "APPEND_ONLY",
-    "CITATION_ATTEMPTS",
     "CJK_GLOB",
     "MIGRATIONS",
     "Migration",
@@ -54,20 +54,19 @@ transaction and put it back before committing: migration 9's rekeying and a scan
 redaction of secrets stored before today's rules (``memd.store.redact``)."""
 
 
-CITATION_ATTEMPTS: Final = 10
-"""Salts tried for an event's citation id before giving up (one collision in ~56 billion
-ids per attempt: ten in a row do not happen)."""
+_LEGACY_ATTEMPTS: Final = 10
+"""Salts tried for an event's legacy citation id (schema 4 to 14) before giving up."""
 
 
 def _backfill_citations() -> str:
-    """SQL giving every stored event its citation id: one round per salt, each round
-    taking the events a collision left without one."""
+    """SQL giving every stored event its legacy citation id (migration 4): one round per
+    salt, each round taking the events a collision left without one."""
     rounds = [
         "INSERT INTO citations (cite, event_id)"
         f" SELECT memd_citation_id(id, {salt}), id FROM events"
         " WHERE NOT EXISTS (SELECT 1 FROM citations c WHERE c.event_id = events.id)"
         " ORDER BY id ON CONFLICT DO NOTHING;"
-        for salt in range(CITATION_ATTEMPTS)
+        for salt in range(_LEGACY_ATTEMPTS)
     ]
     return "\n".join(rounds)
 
@@ -84,6 +83,13 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
 _OWN = (
     "CASE WHEN e.text = '' OR e.kind IN ('tool', 'tool_use', 'task_state') THEN e.title ELSE substr(e.text, 1, 600) END"
 )
+
+
+def _key_citations(conn: sqlite3.Connection) -> None:
+    """Every stored event's citation id from its key (migration 15), oldest first: where two
+    begin alike, the older keeps the shorter."""
+    for event_id, key in conn.execute("SELECT id, idem_key FROM events ORDER BY id").fetchall():
+        assign_citation(conn, event_id, key, new=True)
 
 
 def context_row(link: str) -> str:
@@ -469,7 +475,7 @@ MIGRATIONS: Final = (
         -- Event ids can come back after a forget (SQLite reuses the highest rowid), and with
         -- them the citation id they hash to: so a citation id outlives its event here, and a
         -- new event whose first choice is retired takes the next salt (memd.cite).  A
-        -- `mem:Ab3xY9` quoted in an old conversation never names something else.
+        -- `mem:Ab3xY9Kq` quoted in an old conversation never names something else.
         CREATE TABLE retired_citations (
             cite        TEXT PRIMARY KEY
         ) WITHOUT ROWID;
@@ -775,6 +781,44 @@ MIGRATIONS: Final = (
         SELECT 'backfill_schema_14', min(id) || ' ' || max(id) FROM events HAVING count(*) > 0;
         """,
     ),
+    Migration(
+        15,
+        "citation ids from idempotency keys: one id for a memory on every machine",
+        """
+        -- memd.store.citations.  The ids made from row numbers stay, as aliases: a `mem:` id
+        -- quoted before this release still opens its memory here.
+        CREATE TABLE citation_aliases (
+            cite        TEXT PRIMARY KEY,
+            event_id    INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX citation_aliases_by_event ON citation_aliases(event_id);
+        INSERT INTO citation_aliases (cite, event_id) SELECT cite, event_id FROM citations;
+        DROP TABLE citations;
+        -- full_cite: the key's twelve characters (memd.cite.key_citation); cite, the shortest
+        -- beginning of it (eight or more) no other event's begins with.
+        CREATE TABLE citations (
+            cite        TEXT PRIMARY KEY,
+            event_id    INTEGER NOT NULL UNIQUE,
+            full_cite   TEXT NOT NULL UNIQUE
+        ) WITHOUT ROWID;
+        CREATE TRIGGER citations_not_retired BEFORE INSERT ON citations
+        WHEN EXISTS (SELECT 1 FROM retired_citations WHERE cite = new.cite)
+        BEGIN
+            SELECT RAISE(IGNORE);
+        END;
+        DROP TRIGGER events_citations_delete;
+        CREATE TRIGGER events_citations_delete AFTER DELETE ON events
+        BEGIN
+            INSERT OR IGNORE INTO retired_citations (cite)
+            SELECT cite FROM citations WHERE event_id = old.id
+            UNION ALL SELECT cite FROM citation_aliases WHERE event_id = old.id;
+            DELETE FROM citations WHERE event_id = old.id;
+            DELETE FROM citation_aliases WHERE event_id = old.id;
+            DELETE FROM citation_usage WHERE event_id = old.id;
+        END;
+        """,
+        then=_key_citations,
+    ),
 )
 
 
@@ -793,7 +837,7 @@ def pending(conn: sqlite3.Connection) -> list[Migration]:
 
 def migrate(conn: sqlite3.Connection) -> list[Migration]:
     """Apply every pending migration, each atomically; return those applied."""
-    conn.create_function("memd_citation_id", 2, citation_id, deterministic=True)
+    conn.create_function("memd_citation_id", 2, legacy_citation_id, deterministic=True)
     todo = pending(conn)
     for migration in todo:
         try:

@@ -94,11 +94,19 @@ class Outbound(NamedTuple):
     """The share rows these are: (event id, team)."""
 
 
-def begin(conn: sqlite3.Connection, server: str) -> None:
+def begin(conn: sqlite3.Connection, server: str, teams: bool = True) -> None:
     """Start syncing with ``server``.  The first time (or with another server than last
-    time: it starts over, both ways) every event captured here is queued to be pushed."""
+    time: it starts over, both ways) every event captured here is queued to be pushed.
+    ``teams``: teammates' memories are pulled; when they were not (``[sync] pull_teams =
+    false``) and are now, the pull starts over, so that the cursor never stays past a row that
+    was not applied (applying again what is here already is a no-op)."""
     with immediate(conn):
         row = conn.execute("SELECT server FROM sync_state WHERE id = 1").fetchone()
+        skipped = conn.execute("DELETE FROM settings WHERE key = 'sync_teams_skipped' RETURNING 1").fetchone()
+        if not teams:
+            conn.execute("INSERT INTO settings (key, value) VALUES ('sync_teams_skipped', '1')")
+        elif skipped and row is not None:
+            conn.execute("UPDATE sync_state SET pulled_txid = 0, pulled_seq = 0 WHERE id = 1")
         if row is not None and row[0] == server:
             return
         conn.execute(
