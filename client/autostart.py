@@ -26,6 +26,7 @@ The hook client imports this module only on its slow path (nothing listens), and
 """
 
 import fcntl
+import json
 import os
 import time
 
@@ -41,6 +42,7 @@ __all__ = [
     "enabled",
     "is_locked",
     "launch_due",
+    "lock_holder",
     "managed",
     "service_files",
     "start_daemon",
@@ -138,6 +140,21 @@ def is_locked(lock_file: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def lock_holder(lock_file: str) -> int:
+    """The pid the daemon holding ``lock_file`` recorded in it; 0 when unreadable.
+
+    The daemon writes ``{"pid", "socket", "data_dir", "version"}`` there (``memd.instance``,
+    the daemon floor, which the clients do not import); read here with ``json`` alone.
+    """
+    try:
+        with open(lock_file, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    pid = record.get("pid") if isinstance(record, dict) else None
+    return pid if isinstance(pid, int) else 0
 
 
 def _launch(argv: list[str], state_dir: str, env: dict[str, str]) -> None:

@@ -148,9 +148,14 @@ def decode(data: bytes) -> object:
     return value()
 
 
+class OversizedFrame(ConnectionError):
+    """A length prefix over ``MAX_FRAME``: a peer of another protocol, or a corrupt stream."""
+
+
 def recv_frame(sock: "_socket.socket") -> bytes:
     """The body of the next frame ``sock`` receives (a socket with a timeout: it may raise
-    ``TimeoutError``, ``ConnectionError`` when the peer closes or announces too much)."""
+    ``TimeoutError``, ``ConnectionError`` when the peer closes, ``OversizedFrame`` when it
+    announces too much)."""
     header = b""
     while len(header) < HEADER_SIZE:
         chunk = sock.recv(HEADER_SIZE - len(header))
@@ -159,7 +164,7 @@ def recv_frame(sock: "_socket.socket") -> bytes:
         header += chunk
     length = int.from_bytes(header, "big")
     if length > MAX_FRAME:
-        raise ConnectionError("oversized reply")
+        raise OversizedFrame(f"the daemon announced a {length}-byte reply, over the {MAX_FRAME}-byte limit")
     parts: list[bytes] = []
     need = length
     while need:

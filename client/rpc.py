@@ -1,32 +1,61 @@
-"""A blocking client for the daemon's socket: memctl's (and later the MCP server's) transport."""
+"""A blocking client for the daemon's socket: memctl's, the MCP server's and the viewer's transport.
+
+Every failure is told by its cause, each a ``ClientError`` with the advice that fits it:
+
+    DaemonUnavailable   nothing answers on the socket, or the connection was lost mid-call
+                        (a daemon that stopped or crashed): start it
+    ProtocolMismatch    a daemon answers, but speaks another protocol version, or a reply
+                        this memd cannot read (another memd version): restart it
+    UnexpectedReply     a well-formed reply of the wrong kind for the request: the same
+    DaemonError         the daemon understood and refused the request (its ``Error`` reply,
+                        whose ``code`` and message say why)
+
+Frames are read with the hook client's own framer (``frame.recv_frame``): one implementation
+of the length prefix and its cap on this side of the socket.
+"""
 
 from __future__ import annotations
 
 import socket
 from typing import TypeVar
 
-from memd.protocol import (
-    Error,
-    ProtocolError,
-    Reply,
-    Request,
-    decode_reply,
-    encode_frame,
-)
+from memd.protocol import Error, ProtocolError, Reply, Request, VersionMismatch, decode_reply, encode_frame
 
-from .frame import HEADER_SIZE, MAX_FRAME
+from .frame import OversizedFrame, recv_frame
 
-__all__ = ["Client", "DaemonError", "DaemonUnavailable"]
+__all__ = ["Client", "ClientError", "DaemonError", "DaemonUnavailable", "ProtocolMismatch", "UnexpectedReply"]
 
 R = TypeVar("R", bound=Reply)
 
-
-class DaemonUnavailable(Exception):
-    """Nothing answers on the socket."""
+RESTART = "restart the daemon so it runs this memd version: memctl daemon restart"
 
 
-class DaemonError(Exception):
-    """The daemon answered with an ``Error`` reply."""
+class ClientError(Exception):
+    """The daemon could not answer a request; ``advice`` says what the user can do."""
+
+    advice = ""
+
+
+class DaemonUnavailable(ClientError):
+    """Nothing answers on the socket, or the connection was lost before the reply."""
+
+    advice = "start it: memctl daemon start (or the service: memctl service install)"
+
+
+class ProtocolMismatch(ClientError):
+    """The daemon speaks another protocol version, or sent a reply this client cannot read."""
+
+    advice = RESTART
+
+
+class UnexpectedReply(ClientError):
+    """The daemon answered with a reply of another kind than the request calls for."""
+
+    advice = RESTART
+
+
+class DaemonError(ClientError):
+    """The daemon answered with an ``Error`` reply: it refused the request."""
 
     def __init__(self, error: Error) -> None:
         super().__init__(error.message)
@@ -59,25 +88,22 @@ class Client:
         """Send ``request``; return its reply, which must be an ``expect``."""
         try:
             self._sock.sendall(encode_frame(request))
-            header = self._recv_exactly(HEADER_SIZE)
-            length = int.from_bytes(header, "big")
-            if length > MAX_FRAME:
-                raise DaemonUnavailable(f"daemon announced a {length}-byte reply, over the frame limit")
-            reply = decode_reply(self._recv_exactly(length))
-        except (OSError, EOFError, ProtocolError) as exc:
+            body = recv_frame(self._sock)
+        except OversizedFrame as exc:
+            raise ProtocolMismatch(f"memd on {self.path}: {exc}") from None
+        except OSError as exc:  # closed, reset, timed out
             raise DaemonUnavailable(f"lost the connection to memd on {self.path}: {exc}") from None
+        try:
+            reply = decode_reply(body)
+        except ProtocolError as exc:
+            raise ProtocolMismatch(f"memd on {self.path} sent a reply this memctl cannot read ({exc})") from None
         if isinstance(reply, Error):
+            if reply.code == VersionMismatch.code:
+                raise ProtocolMismatch(f"memd on {self.path} speaks another protocol: {reply.message}")
             raise DaemonError(reply)
         if not isinstance(reply, expect):
-            raise DaemonUnavailable(f"expected a {expect.__name__} reply, got {type(reply).__name__}")
+            raise UnexpectedReply(
+                f"memd on {self.path} answered a {type(request).__name__} with a {type(reply).__name__},"
+                f" not a {expect.__name__}"
+            )
         return reply
-
-    def _recv_exactly(self, n: int) -> bytes:
-        chunks = []
-        while n:
-            chunk = self._sock.recv(min(n, 1 << 20))
-            if not chunk:
-                raise EOFError("daemon closed the connection")
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)

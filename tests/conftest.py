@@ -143,6 +143,11 @@ class Instance:
         with open(self.stderr_file, encoding="utf-8", errors="replace") as f:
             return f.read()
 
+    def logged(self, event: str) -> list[dict[str, Any]]:
+        """The daemon's log records of ``event`` so far (its JSON lines on stderr)."""
+        records = [json.loads(line) for line in self.stderr().splitlines() if line.startswith("{")]
+        return [r for r in records if r.get("event") == event]
+
     def call(self, request: Request, expect: type[R]) -> R:
         with Client(self.paths.socket, timeout=10.0) as client:
             return client.call(request, expect)

@@ -311,7 +311,7 @@ def test_one_selector_at_a_time(daemon: Instance) -> None:
 def test_spooled_frames_of_the_selection_go_too(instance: Instance) -> None:
     instance.configure("[daemon]\nspool_drain_interval = 3600.0\n")  # the frames wait for the next start
     instance.start()
-    time.sleep(0.3)  # past the drain at start
+    instance.wait_for(lambda: bool(instance.logged("spool_checked_at_start")))  # past the drain at start
     cwd = f"{instance.root}/proj"
     os.makedirs(cwd)
     for frame in (

@@ -105,7 +105,7 @@ def test_link_to_a_key_and_what_is_refused(daemon: Instance) -> None:
 def test_a_forget_in_one_checkout_takes_the_other_checkouts_spooled_frames(instance: Instance) -> None:
     instance.configure("[daemon]\nspool_drain_interval = 3600.0\n")  # the frames wait for the next start
     instance.start()
-    time.sleep(0.3)  # past the drain at start
+    instance.wait_for(lambda: bool(instance.logged("spool_checked_at_start")))  # past the drain at start
     root = Path(instance.root)
     api = checkout(root / "api", "git@github.com:Acme/API.git")
     clone = checkout(root / "clone", "https://github.com/Acme/API")

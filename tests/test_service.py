@@ -87,8 +87,7 @@ def activate(instance: Instance, sock: socket.socket, *args: str) -> subprocess.
 
 
 def logged(instance: Instance, event: str) -> list[dict]:
-    records = [json.loads(line) for line in instance.stderr().splitlines() if line.startswith("{")]
-    return [r for r in records if r.get("event") == event]
+    return instance.logged(event)
 
 
 def prompt(text: str) -> Ingest:
@@ -199,7 +198,8 @@ def test_idle_exit_then_the_next_daemon_serves_on_the_same_socket(
     assert instance.call(prompt("before the idle exit"), Ingested).event_id > 0
 
     with Client(instance.paths.socket, timeout=10) as open_connection:
-        time.sleep(1.5)  # an open connection is activity, however quiet
+        # an open connection is activity, however quiet: the watcher says it held the exit back
+        instance.wait_for(lambda: bool(logged(instance, "idle_exit_held")))
         assert first.poll() is None
         open_connection.call(Ping(), Pong)
     closed_at = time.monotonic()
@@ -226,7 +226,7 @@ def test_idle_exit_then_the_next_daemon_serves_on_the_same_socket(
 def test_a_daemon_started_by_hand_does_not_idle_out(instance: Instance) -> None:
     """Nothing would start it again on the next connection: idle exit is for socket activation only."""
     instance.start("--idle-exit", "0.5")
-    time.sleep(1.5)
+    instance.wait_for(lambda: bool(logged(instance, "idle_exit_off")))  # the decision, made at start
     assert instance.call(Ping(), Pong).pid == instance.process.pid
     (off,) = logged(instance, "idle_exit_off")
     assert off["seconds"] == 0.5 and "not socket-activated" in off["reason"]

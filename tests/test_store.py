@@ -141,6 +141,40 @@ def test_ids_that_begin_alike_are_told_apart_and_a_forgotten_one_is_never_reused
     assert cite == full[: LENGTH + 2] and event_of(conn, cite) == again and event_of(conn, full[: LENGTH + 1]) is None
 
 
+def test_the_migration_gives_the_ids_one_insert_at_a_time_would(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``assign_all`` (migration 15, in memory) and ``assign`` (each insert, in SQL) follow one
+    rule.  Real collisions cannot be made, so ids are made to begin alike here: every key's
+    twelve characters start with the same seven, and many share eight or nine."""
+    import hashlib
+
+    from memd.store import citations
+
+    def crowded(key: str) -> str:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return "AAAAAAA" + "ab"[int(digest[0], 16) % 2] + "xy"[int(digest[1], 16) % 2] + digest[2:5]
+
+    monkeypatch.setattr(citations, "key_citation", crowded)
+    keys = [f"k{n}" for n in range(40)]
+    one_by_one = sqlite3.connect(tmp_path / "one.sqlite3", isolation_level=None)
+    migrate(one_by_one)
+    for n, key in enumerate(keys, 1):
+        one_by_one.execute(
+            "INSERT INTO events (id, idem_key, event, kind, title, text, payload, importance, client_ts, received_at,"
+            " size) VALUES (?, ?, 'PostToolUse', 'tool', 't', 'x', '{}', 2, 0, 0, 1)", (n, key),
+        )  # fmt: skip
+        citations.assign(one_by_one, n, key, new=True)
+    at_once = sqlite3.connect(tmp_path / "once.sqlite3", isolation_level=None)
+    migrate(at_once)
+    at_once.executemany(
+        "INSERT INTO events (id, idem_key, event, kind, title, text, payload, importance, client_ts, received_at, size)"
+        " VALUES (?, ?, 'PostToolUse', 'tool', 't', 'x', '{}', 2, 0, 0, 1)", list(enumerate(keys, 1)),
+    )  # fmt: skip
+    assert citations.assign_all(at_once) == 40
+    expected = one_by_one.execute("SELECT event_id, cite FROM citations ORDER BY event_id").fetchall()
+    assert at_once.execute("SELECT event_id, cite FROM citations ORDER BY event_id").fetchall() == expected
+    assert {len(cite) for _, cite in expected} >= {8, 9, 10}  # the crowding did make longer ids
+
+
 def test_a_legacy_id_resolves_as_an_alias_until_its_event_is_forgotten(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from memd.store.batch import write_batch
     from memd.store.citations import event_of, keep_alias

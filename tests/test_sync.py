@@ -325,7 +325,7 @@ def test_killing_postgres_during_a_sync_of_10000_events_loses_and_duplicates_not
     pulled = lambda: b.instance.query("SELECT count(*) FROM sync_remote")[0][0]  # noqa: E731
     wait_until(lambda: pulled() >= 2000, "b's first pulls", b)
     pg.server.kill()  # mid-sync: a push or a pull is in flight on one of them
-    time.sleep(1.0)
+    wait_until(lambda: a.instance.status().sync.state == "failing", "a noticing the server is gone", a)  # type: ignore[union-attr]
     report = a.instance.status().sync
     assert report is not None and report.state == "failing"
     assert report.last_error and "Group" not in report.last_error.split(":")[0], report.last_error  # by its cause

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import stat
@@ -15,9 +14,9 @@ from memd.config import Config, ConfigError, load
 from memd.protocol import Ping, Pong, Status, StatusReport
 from memd.services.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
 
-from ..autostart import is_locked
+from ..autostart import is_locked, lock_holder
 from ..paths import Paths
-from ..rpc import Client, DaemonError, DaemonUnavailable
+from ..rpc import Client, ClientError, DaemonError, DaemonUnavailable
 from .findings import RESTART, START, Finding, Level, plural
 
 DISK_ERROR_BYTES: Final = 100_000_000
@@ -115,24 +114,11 @@ def gather_daemon(paths: Paths) -> DaemonFacts:
         error = str(exc)
     except DaemonError as exc:
         error, refused = f"{exc.code}: {exc}", True
-    pid = _lock_holder(paths.lock_file) if is_locked(paths.lock_file) else 0
+    except ClientError as exc:  # a daemon of another version: it answers, and is told to restart
+        error, refused = f"{exc}; {exc.advice}", True
+    pid = lock_holder(paths.lock_file) if is_locked(paths.lock_file) else 0
     last_words = _last_words(paths.state_dir, paths.log_file) if pong is None else ("", "")
     return DaemonFacts(paths.socket, pong, ms, error, refused, pid, status, last_words)
-
-
-def _lock_holder(lock_file: str) -> int:
-    """The pid the daemon holding ``lock_file`` recorded in it; 0 when unreadable.
-
-    The daemon writes ``{"pid", "socket", "data_dir", "version"}`` there (``memd.instance``,
-    the daemon floor, which the clients do not import); read here with ``json`` alone.
-    """
-    try:
-        with open(lock_file, encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return 0
-    pid = record.get("pid") if isinstance(record, dict) else None
-    return pid if isinstance(pid, int) else 0
 
 
 def _last_words(state_dir: str, log_file: str) -> tuple[str, str]:

@@ -49,7 +49,8 @@ def render_team(reply: TeamResults, query: str) -> str:
     if reply.mode == "none":
         return f"Nothing searched in {where}: {reply.notice}"
     if not reply.results:
-        return f"No team memories match {query!r} in {where}."
+        wider = " Try other words, or all_projects: true." if reply.scope else " Try other words."
+        return f"No team memories match {query!r} in {where}.{wider}"
     note = f"; {reply.notice}" if reply.notice else ""
     head = f"{len(reply.results)} team memories in {where} ({reply.mode} search{note})"
     tail = "mem_details(ids) opens those not marked 'on the server only'. Cite as [mem:ID]."

@@ -28,7 +28,7 @@ from memd.protocol import Ping, Pong, Reply, Request
 
 from .. import autostart
 from ..paths import Paths
-from ..rpc import Client, DaemonError, DaemonUnavailable
+from ..rpc import Client, ClientError, DaemonError, DaemonUnavailable, ProtocolMismatch, UnexpectedReply
 from .early import fingerprint, write_listing
 from .protocol import VERSIONS, Server, ToolError
 from .tools import INSTRUCTIONS, Context, tools
@@ -62,6 +62,8 @@ class Daemon:
                 return client.call(request, expect)
             except DaemonError as exc:
                 raise ToolError(str(exc)) from None
+            except (ProtocolMismatch, UnexpectedReply) as exc:
+                raise ToolError(f"{exc}; {exc.advice}") from None
             except DaemonUnavailable as exc:
                 self.close()
                 if attempt == 0:
@@ -97,7 +99,7 @@ class Daemon:
                 with Client(self.paths.socket, timeout=1.0) as client:
                     client.call(Ping(), Pong)
                 return True
-            except (DaemonUnavailable, DaemonError):
+            except ClientError:
                 time.sleep(0.1)
         self._start_failed = True
         return False

@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     args.paths = paths.resolve(socket=args.socket, data_dir=args.data_dir)
-    from ..rpc import DaemonError, DaemonUnavailable  # after parsing: --version and --help need no msgspec
+    from ..rpc import ClientError, DaemonError, DaemonUnavailable  # after parsing: --version and --help need no msgspec
 
     try:
         code: int = args.handler(args)
@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except DaemonError as exc:
         print(f"memctl: the daemon refused the request ({exc.code}): {exc}", file=sys.stderr)
+        return 1
+    except ClientError as exc:  # a daemon of another version (ProtocolMismatch, UnexpectedReply)
+        print(f"memctl: {exc}; {exc.advice}", file=sys.stderr)
         return 1
     except OSError as exc:  # a full disk, a file that is missing or not ours: the reason, not a traceback
         print(f"memctl: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -34,12 +35,12 @@ def run_daemon(args: argparse.Namespace) -> int:
 def _ping(socket_path: str) -> Pong | None:
     from memd.protocol import Ping, Pong
 
-    from ..rpc import Client, DaemonError, DaemonUnavailable
+    from ..rpc import Client, ClientError
 
     try:
         with Client(socket_path, timeout=2.0) as client:
             return client.call(Ping(), Pong)
-    except (DaemonUnavailable, DaemonError):
+    except ClientError:
         return None
 
 
@@ -116,14 +117,18 @@ def _shut_down(args: argparse.Namespace) -> bool:
     """Ask the daemon to shut down and wait until its process has exited: whether it ran."""
     from memd.protocol import Ok, Shutdown
 
-    from ..autostart import is_locked
-    from ..rpc import Client, DaemonUnavailable
+    from ..autostart import is_locked, lock_holder
+    from ..rpc import Client, DaemonUnavailable, ProtocolMismatch, UnexpectedReply
 
     try:
         with Client(args.paths.socket) as client:
             client.call(Shutdown(), Ok)
     except DaemonUnavailable:
         return False
+    except (ProtocolMismatch, UnexpectedReply):  # a daemon of another memd version cannot read Shutdown
+        if not (pid := lock_holder(args.paths.lock_file)):
+            raise
+        os.kill(pid, signal.SIGTERM)  # it shuts down on SIGTERM as on Shutdown
     deadline = time.monotonic() + STOP_TIMEOUT
     while time.monotonic() < deadline:
         if not is_locked(args.paths.lock_file):  # released only when the process has exited

@@ -109,7 +109,8 @@ def _team_search(args: argparse.Namespace) -> int:
     lines = [f"{reply.mode} search in the {where}" + (f" ({reply.notice})" if reply.notice else "")]
     lines += [f"{KINDS.get(hit.kind, KINDS['event'])} {team_line(hit)}" for hit in reply.results]
     if not reply.results:
-        lines.append(f"no matches for {args.query!r}")
+        wider = " (--all-projects searches every project the teams share)" if reply.scope else ""
+        lines.append(f"no matches for {args.query!r}{wider}")
     emit(args, plain(reply), "\n".join(lines))
     return 0
 

@@ -47,7 +47,7 @@ from memd.protocol import Ok, Ping, Pong, Shutdown
 
 from ..autostart import is_locked
 from ..paths import Paths
-from ..rpc import Client, DaemonError, DaemonUnavailable
+from ..rpc import Client, ClientError
 from .manager import ServiceError, target_for
 from .units import IDLE_EXIT, LAUNCHD_LABEL, LAUNCHD_LOG, SERVICE_UNIT, SOCKET_UNIT
 
@@ -74,7 +74,7 @@ def _ping(socket_path: str) -> int:
     try:
         with Client(socket_path, timeout=5.0) as client:
             return client.call(Ping(), Pong).pid
-    except (DaemonUnavailable, DaemonError):
+    except ClientError:
         return 0
 
 
@@ -83,7 +83,7 @@ def _stop_daemon(paths: Paths) -> None:
     try:
         with Client(paths.socket) as client:
             client.call(Shutdown(), Ok)
-    except (DaemonUnavailable, DaemonError):
+    except ClientError:
         return
     deadline = time.monotonic() + STOP_TIMEOUT
     while is_locked(paths.lock_file):

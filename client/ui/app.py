@@ -60,7 +60,7 @@ from memd.protocol import (
 )
 from memd.protocol import Request as DaemonRequest
 
-from ..rpc import Client, DaemonError, DaemonUnavailable, R
+from ..rpc import Client, ClientError, R
 from .guard import COOKIE, Guard
 
 __all__ = ["viewer"]
@@ -158,7 +158,9 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         return page(request, "forget.html", ref=ref, preview=None, done=done)
 
     async def unavailable(request: Request, exc: Exception) -> Response:
-        return HTMLResponse(templates.get_template("error.html").render(page="error", error=str(exc)), status_code=503)
+        advice = f"; {exc.advice}" if isinstance(exc, ClientError) and exc.advice else ""
+        page = templates.get_template("error.html").render(page="error", error=f"{exc}{advice}")
+        return HTMLResponse(page, status_code=503)
 
     app = Starlette(
         routes=[
@@ -175,7 +177,7 @@ def viewer(socket: str, token: str, port: int) -> Guard:
             Route("/favicon.ico", lambda request: Response(status_code=204)),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
-        exception_handlers={DaemonUnavailable: unavailable, DaemonError: unavailable},
+        exception_handlers={ClientError: unavailable},
     )
     return Guard(app, token, port)
 

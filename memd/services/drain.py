@@ -55,9 +55,11 @@ class SpoolDrain:
         """Frames kept but not tried again until a restart (another protocol, a read-only spool)."""
 
     async def run(self) -> None:
+        settled = await self.drain()
+        log.info("spool_checked_at_start", settled=settled)  # what hooks spooled while no daemon ran
         while True:
-            await self.drain()
             await anyio.sleep(self.interval)
+            await self.drain()
 
     async def drain(self) -> int:
         """Ingest every spooled frame; return how many files were settled."""

@@ -63,10 +63,14 @@ class IdleExit:
         return max(0.0, self.activity.last + self.seconds - time.monotonic())
 
     async def run(self) -> None:
+        held = False  # said once per stretch that an open connection holds the exit back
         while True:
             await anyio.sleep(self.left())
-            if self.left() > 0:
-                continue  # a client came meanwhile
+            if self.left() > 0:  # a client came meanwhile, or one stays connected
+                if self.activity.connections and not held:
+                    log.info("idle_exit_held", connections=self.activity.connections)
+                held = bool(self.activity.connections)
+                continue
             if await self._background_busy():
                 await anyio.sleep(min(self.seconds, BUSY_RECHECK))
                 continue

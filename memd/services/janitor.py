@@ -75,6 +75,8 @@ class Janitor:
                 if due_in == 0:
                     await self._pass()
                     due_in = INTERVAL
+                else:
+                    log.info("retention_not_due", due_in_s=round(due_in))
                 wait = min(CHECK, due_in)
             await anyio.sleep(wait)
 

@@ -45,6 +45,8 @@ TEAM_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
 RRF_K: Final = 60
 """Reciprocal-rank fusion's constant (the usual one): a hit's score is the sum of 1/(k + rank)."""
 SNIPPET: Final = 300
+MODEL_WAIT: Final = 60.0
+"""Seconds a push of team rows waits for the model at start (it loads in about one)."""
 WORDS_ADVICE: Final = f"a superuser runs `{remote.WORDS_INDEX}` in its database"
 
 
@@ -152,8 +154,15 @@ class Team:
         return "words only: the embedding model is not ready yet"
 
     async def _embed(self, texts: list[str], *, query: bool = False) -> np.ndarray | None:
-        embedder = self.indexer.embedder if self.indexer is not None and self.indexer.ready else None
-        if embedder is None or not self.same_model or embedder.dim != remote.DIM:
+        """Vectors of ``texts`` by the server's model, if this machine's is it; a push waits for
+        the model to load (a row pushed without its vector never gets one), a search does not."""
+        if self.indexer is None or not self.same_model:
+            return None
+        with anyio.move_on_after(0 if query else MODEL_WAIT):
+            while self.indexer.state in ("loading", "indexing"):
+                await anyio.sleep(0.1)
+        embedder = self.indexer.embedder if self.indexer.ready else None
+        if embedder is None or embedder.dim != remote.DIM:
             return None
         if query:
             return await anyio.to_thread.run_sync(embedder.embed_query, texts[0], limiter=self._embedding)

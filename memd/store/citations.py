@@ -18,7 +18,7 @@ from typing import Final
 
 from ..cite import LEGACY_LENGTH, LENGTH, MAX_LENGTH, key_citation
 
-__all__ = ["assign", "cites_of_keys", "event_of", "keep_alias"]
+__all__ = ["assign", "assign_all", "cites_of_keys", "event_of", "keep_alias"]
 
 _END: Final = "\x7f"
 """After every character of an id, so that ``_BEGINNING`` with (id, id + ``_END``) is the
@@ -45,6 +45,29 @@ def assign(conn: sqlite3.Connection, event_id: int, idem_key: str, *, new: bool 
         if inserted:
             return cite
     raise sqlite3.IntegrityError(f"no free citation id for event {event_id}: {MAX_LENGTH} characters shared")
+
+
+def assign_all(conn: sqlite3.Connection) -> int:
+    """Give every stored event its id at once (migration 15), oldest first, by ``assign``'s rule:
+    the same ids, worked out in memory.  Two ids begin alike about once in 2·10^14 pairs, so
+    the events are grouped by their first ``LENGTH`` characters and only a group of two or
+    more looks further.  How many were given."""
+    retired = {cite for (cite,) in conn.execute("SELECT cite FROM retired_citations")}
+    by_start: dict[str, list[str]] = {}
+    given = []
+    for event_id, key in conn.execute("SELECT id, idem_key FROM events ORDER BY id"):
+        full = key_citation(key)
+        earlier = by_start.setdefault(full[:LENGTH], [])
+        for length in range(LENGTH, MAX_LENGTH + 1):
+            cite = full[:length]
+            if cite not in retired and not any(other.startswith(cite) for other in earlier):
+                break
+        else:
+            raise sqlite3.IntegrityError(f"no free citation id for event {event_id}: {MAX_LENGTH} characters shared")
+        earlier.append(full)
+        given.append((cite, event_id, full))
+    conn.executemany("INSERT INTO citations (cite, event_id, full_cite) VALUES (?, ?, ?)", given)
+    return len(given)
 
 
 def event_of(conn: sqlite3.Connection, cite: str) -> int | None:

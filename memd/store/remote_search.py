@@ -28,6 +28,10 @@ _TEAM_ROWS: Final = "scope = 'team' AND op = 'put' AND (%(team)s::text IS NULL O
     " AND (%(project)s::text IS NULL OR project_key = %(project)s)"  # fmt: skip
 
 
+_WIDE: Final = "SET LOCAL hnsw.ef_search = 100"
+_WIDER: Final = "SET LOCAL hnsw.ef_search = 400"
+
+
 class Found(NamedTuple):
     event_key: str
     owner: str
@@ -64,10 +68,12 @@ async def by_meaning(
     spells it), nearest first; an approximate search over the server's HNSW index, as the local
     one is over usearch's."""
     async with conn.transaction():
-        # The index returns its ef_search nearest before the filter: with a filter, look at more
-        # of them, so that ``limit`` rows are left after it (pgvector 0.5 and later).
-        if team is not None or project_key is not None:
-            await conn.execute("SET LOCAL hnsw.ef_search = 400")
+        # The index returns its ef_search nearest before any filter (row-level security's: rows
+        # of teams this role is not in; ours: one team, one project): look at more of them than
+        # pgvector's default 40, so that ``limit`` rows are left after it.
+        await conn.execute(
+            "SET LOCAL hnsw.ef_search = 400" if team or project_key else "SET LOCAL hnsw.ef_search = 100"
+        )
         cur = await conn.execute(
             f"SELECT {_COLUMNS}, 1 - (embedding <=> %(vector)s::vector) AS similarity FROM memd.log"
             f" WHERE embedding IS NOT NULL AND {_TEAM_ROWS} ORDER BY embedding <=> %(vector)s::vector LIMIT %(limit)s",

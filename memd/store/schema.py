@@ -20,7 +20,7 @@ from typing import Final, NamedTuple
 
 from ..capture.project import project_key
 from ..cite import legacy_citation_id
-from .citations import assign as assign_citation
+from .citations import assign_all as assign_all_citations
 from .tasks import rebuild as rebuild_tasks_table
 
 __all__ = [
@@ -83,13 +83,6 @@ def _backfill_project_keys(conn: sqlite3.Connection) -> None:
 _OWN = (
     "CASE WHEN e.text = '' OR e.kind IN ('tool', 'tool_use', 'task_state') THEN e.title ELSE substr(e.text, 1, 600) END"
 )
-
-
-def _key_citations(conn: sqlite3.Connection) -> None:
-    """Every stored event's citation id from its key (migration 15), oldest first: where two
-    begin alike, the older keeps the shorter."""
-    for event_id, key in conn.execute("SELECT id, idem_key FROM events ORDER BY id").fetchall():
-        assign_citation(conn, event_id, key, new=True)
 
 
 def context_row(link: str) -> str:
@@ -817,7 +810,7 @@ MIGRATIONS: Final = (
             DELETE FROM citation_usage WHERE event_id = old.id;
         END;
         """,
-        then=_key_citations,
+        then=assign_all_citations,
     ),
 )
 
