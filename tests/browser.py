@@ -47,7 +47,7 @@ CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 INSTALL = (
     "install Debian's `chromium` and `chromium-driver` packages "
-    "(`apt-get install --no-install-recommends chromium chromium-driver`; .ci/run does)"
+    "(`apt-get install --no-install-recommends chromium chromium-driver`; `python tests/setup_machine.py` does)"
 )
 VIEWPORT = (1280, 900)
 """What a page sees (``innerWidth``, ``innerHeight``), and so the size of every screenshot."""

@@ -43,7 +43,10 @@ from psycopg.abc import Params
 SUPERUSER = "postgres"
 HOST = "127.0.0.1"
 SYSTEM_USER = "postgres"  # who runs the server when the tests run as root (Debian's package creates it)
-INSTALL = "install Debian's `postgresql` package (`apt-get install --no-install-recommends postgresql`; .ci/run does)"
+INSTALL = (
+    "install Debian's `postgresql` package (`apt-get install --no-install-recommends postgresql`;"
+    " `python tests/setup_machine.py` does)"
+)
 
 # Fast for a throwaway cluster, and still as safe as a real one against what the tests do to it.
 # fsync=off: writes reach the kernel's page cache and are not forced to disk.  A killed server

@@ -2,8 +2,8 @@
 
 It comes from the npm registry (``@anthropic-ai/claude-code`` ships a native binary in a
 per-platform optional dependency) into a cache directory outside the checkout, once per
-version.  ``.ci/run`` runs this before the tests; the tests' set-up runs it too, so a
-developer needs nothing else.  Without npm it fails, saying so: the end-to-end suite is
+version.  ``tests/setup_machine.py`` runs this before the tests (README command (b)); the
+tests' set-up runs it too, so a developer needs nothing else.  Without npm it fails, saying so: the end-to-end suite is
 not optional.
 """
 
