@@ -103,7 +103,8 @@ def test_a_teammate_searches_the_team_memory_on_the_server_without_holding_it(te
 
 def test_pulling_teams_again_brings_what_was_left_on_the_server(team_world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``pull_teams = false`` moves the cursor past the team's rows; turned back on, the pull
-    starts over, so the cursor never stays past a row this machine did not apply."""
+    starts over, so the cursor never stays past a row this machine did not apply.  Off again,
+    the team's forgets still come: a teammate's forgotten memory leaves every machine."""
     pg, root, machines = team_world
     alice = Machine(root, "alice", pg.dsn("alice", PASSWORD), teams={PROJECT: TEAM})
     bob = Machine(root, "bob", pg.dsn("bob", PASSWORD), sync="pull_teams = false")
@@ -120,6 +121,12 @@ def test_pulling_teams_again_brings_what_was_left_on_the_server(team_world, tmp_
     wait_until(lambda: bob.finds(bobs, "wombat"), "the team memory pulled after all", bob)
     (hit,) = team_search(bob, "wombat").results
     assert hit.here
+
+    bob.stop()  # and off again: what was pulled stays, and its owner's forget still reaches it
+    config.write_text(config.read_text().replace("pull_teams = true", "pull_teams = false"))
+    bob.instance.start()
+    assert alice.instance.memctl("forget", hit.cite, "--yes").returncode == 0
+    wait_until(lambda: not bob.finds(bobs, "wombat"), "alice's forget on bob's machine", bob)
 
 
 def test_team_search_by_meaning_where_the_server_has_pgvector(vector_world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

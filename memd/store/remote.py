@@ -335,15 +335,16 @@ async def wait(conn: AsyncConnection, seconds: float) -> bool:
 
 async def pull(conn: AsyncConnection, after: Cursor, limit: int, *, teams: bool = True) -> list[Incoming]:
     """The rows after ``after`` this role may read, in log order, of transactions that can no
-    longer change (module doc); at most ``limit``; ``teams`` false: personal rows only (the
-    team's stay on the server, searched there).  This machine's own rows come whole too:
+    longer change (module doc); at most ``limit``; ``teams`` false: of the team rows, the
+    forgets alone (the memories stay on the server, searched there; a forget still reaches one
+    pulled before).  This machine's own rows come whole too:
     applying one this store has is a no-op, and one it lacks (a copied data dir pushed it under
     the same id) is applied, so the cursor never passes a row that was not applied."""
     cur = await conn.execute(
         "SELECT txid::text::bigint, seq, owner, scope, team, op, event_key, project_key, machine,"
         " body, extract(epoch FROM pushed_at)::float8"
         " FROM memd.log WHERE (txid, seq) > (%s::text::xid8, %s) AND txid < pg_snapshot_xmin(pg_current_snapshot())"
-        " AND (%s OR scope = 'personal') ORDER BY txid, seq LIMIT %s",
+        " AND (%s OR scope = 'personal' OR op = 'forget') ORDER BY txid, seq LIMIT %s",
         (str(after.txid), after.seq, teams, limit),
     )
     return [
