@@ -140,11 +140,13 @@ def test_a_hook_finding_no_daemon_spools_its_event_and_starts_one(autostarting: 
 def test_a_burst_of_hooks_starts_exactly_one_daemon(autostarting: Instance) -> None:
     inst = autostarting
     seen: set[int] = set()
+    looks = [0]  # the watcher's passes so far
     done = threading.Event()
 
     def watch() -> None:  # a daemon that lost the instance lock lives a second at least: seen
         while not done.is_set():
             seen.update(daemon_pids(inst))
+            looks[0] += 1
             time.sleep(0.005)
 
     watcher = threading.Thread(target=watch)
@@ -155,7 +157,10 @@ def test_a_burst_of_hooks_starts_exactly_one_daemon(autostarting: Instance) -> N
         assert [r.returncode for r in results] == [0] * BURST
         inst.wait_for(lambda: answering(inst), timeout=BOOT_DEADLINE)
         inst.wait_for(lambda: stored_keys(inst) == expected_keys(range(BURST)), timeout=BOOT_DEADLINE)
-        time.sleep(1.0)  # room for a late second daemon to show itself
+        # Every hook has returned, and a hook starts its daemon before it returns: two passes of
+        # the watcher from now see any daemon a hook started, a second one included.
+        after = looks[0]
+        inst.wait_for(lambda: looks[0] >= after + 2)
     finally:
         done.set()
         watcher.join()
