@@ -66,6 +66,7 @@ def assign_all(conn: sqlite3.Connection) -> int:
             raise sqlite3.IntegrityError(f"no free citation id for event {event_id}: {MAX_LENGTH} characters shared")
         earlier.append(full)
         given.append((cite, event_id, full))
+    given.sort()  # in the table's key order: appended to its B-tree, not spread over it
     conn.executemany("INSERT INTO citations (cite, event_id, full_cite) VALUES (?, ?, ?)", given)
     return len(given)
 
