@@ -34,6 +34,7 @@ __all__ = [
     "CONTEXT_EVENTS",
     "HOOK_EVENTS",
     "NEED_DATA",
+    "SECRET_KIND",
     "BadRequest",
     "Cited",
     "ClaudeMemoryMirrored",
@@ -148,6 +149,10 @@ CONTEXT_EVENTS: Final = frozenset({"SessionStart", "UserPromptSubmit"})
 
 
 # --- errors ---------------------------------------------------------------------------
+
+
+SECRET_KIND: Final = "secret:"
+"""The prefix of a count of secrets by kind among the redaction totals (``secret:github-token``)."""
 
 
 class ProtocolError(Exception):
@@ -670,7 +675,8 @@ class StatusReport(Reply):
     embedding: EmbeddingStatus | None = None
     latency_ms: dict[str, Latency] = {}
     redactions: dict[str, int] = {}
-    """Totals of what privacy filtering removed (private_spans, secrets, unclosed, chars_removed)."""
+    """Totals of what privacy filtering removed (private_spans, secrets, unclosed, chars_removed),
+    and the secrets by kind (``SECRET_KIND`` + kind: ``secret:github-token``)."""
     skipped: int = 0
     """Events not stored since the daemon started (memd's own traffic, noise rules)."""
     lone_surrogates: int = 0

@@ -128,7 +128,7 @@ def _offline_events(database: str) -> int | None:
 
 def privacy(redactions: dict[str, int]) -> str:
     """What the privacy filter removed, all time: the totals, then the secrets by kind."""
-    from memd.capture.prepare import SECRET_KIND
+    from memd.protocol import SECRET_KIND
 
     kinds = {name.removeprefix(SECRET_KIND): n for name, n in redactions.items() if name.startswith(SECRET_KIND)}
     totals = [(name, n) for name, n in redactions.items() if not name.startswith(SECRET_KIND)]

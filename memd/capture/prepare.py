@@ -28,7 +28,7 @@ import msgspec
 from memd_client.frame import TAIL_KEEP
 
 from ..config import CaptureConfig
-from ..protocol import Ingest
+from ..protocol import SECRET_KIND, Ingest
 from ..surrogates import repair_lone_surrogates
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
@@ -40,7 +40,6 @@ from .text import clip_strings
 __all__ = [
     "LONE_SURROGATES",
     "REPAIR_COUNTER",
-    "SECRET_KIND",
     "Capture",
     "InvalidPayload",
     "NewEvent",
@@ -220,10 +219,6 @@ def _session_columns(normalized: Normalized) -> dict[str, str]:
     if normalized.kind == "session_end":
         return {"end_reason": str(meta.get("reason", ""))}
     return {}
-
-
-SECRET_KIND = "secret:"
-"""The prefix of a counter of secrets by kind (``secret:github-token``) in ``redaction_totals``."""
 
 
 def redaction_counts(redactions: Redactions) -> dict[str, int]:

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 import anyio
 import structlog
 
-from ..capture.prepare import SECRET_KIND, Capture, redaction_counts
+from ..capture.prepare import Capture, redaction_counts
 from ..capture.rescan import Content, Rescan
-from ..protocol import Reply, Scan, Scanned
+from ..protocol import SECRET_KIND, Reply, Scan, Scanned
 from ..store import Store
 from ..store.forget import BATCH
 from ..store.listings import listing
