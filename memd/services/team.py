@@ -136,7 +136,11 @@ class Team:
             except msgspec.DecodeError:  # not memd's: another client wrote the table
                 continue
             title, _ = self.privacy.text(event.title)
-            text, _ = self.privacy.text(event.text[: SNIPPET * 4])
+            head = event.text[: SNIPPET * 4]
+            if len(head) < len(event.text):  # never a token cut in two: the filter must see it whole
+                parts = head.rsplit(None, 1)
+                head = parts[0] if len(parts) == 2 else ""
+            text, _ = self.privacy.text(head)
             hits.append(TeamHit(
                 cite=here.get(found.event_key) or key_citation(found.event_key)[:LENGTH], kind=event.kind,
                 title=title, snippet=" ".join(text.split())[:SNIPPET], score=round(score, 6),
