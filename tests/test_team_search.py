@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import Instance
 from machines import PASSWORD, Machine, repository, wait_until
 from pg import PgDatabase, PgServer
 
@@ -144,3 +145,32 @@ def test_team_search_by_meaning_where_the_server_has_pgvector(vector_world, tmp_
     assert found.mode == "hybrid" and found.notice == "", found.notice
     assert found.results and "approval" in found.results[0].title, [h.title for h in found.results]
     assert found.results[0].similarity is not None and found.results[0].similarity > 0.2
+
+
+def test_sync_setup_by_a_superuser_makes_team_search_indexed_and_hybrid(
+    pgvector_server: PgServer, tmp_path: Path
+) -> None:
+    """`memctl sync setup` as a superuser: the schema, pgvector's part and the words index usable
+    under row-level security, each said; as a member who is none, what to ask a superuser for."""
+    database = PgDatabase(pgvector_server)
+    try:
+        database.create_role("dba", PASSWORD)
+        database.sql("ALTER ROLE dba SUPERUSER")
+        database.create_role("erin", PASSWORD)
+        admin = Instance(str(tmp_path / "dba"))
+        done = admin.memctl("sync", "setup", database.server.dsn("dba", PASSWORD, database.name))
+        assert done.returncode == 0, done.stderr
+        assert "matches words and meaning" in done.stdout and "reads every team row" not in done.stdout
+        leakproof = (
+            "SELECT proleakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure"
+        )
+        assert database.sql(leakproof) == [(True,)]
+        assert database.sql("SELECT count(*) FROM pg_attribute WHERE attname = 'embedding'"
+                            " AND attrelid = 'memd.log'::regclass") == [(1,)]  # fmt: skip
+        database.sql("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF")
+        member = Instance(str(tmp_path / "erin"))
+        joined = member.memctl("sync", "setup", database.server.dsn("erin", PASSWORD, database.name))
+        assert joined.returncode == 0, joined.stderr
+        assert "reads every team row until a superuser runs `ALTER FUNCTION" in joined.stdout, joined.stdout
+    finally:
+        database.drop()

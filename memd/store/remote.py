@@ -209,10 +209,10 @@ def install(url: str, teams: Sequence[str] = ()) -> Setup:
 
     with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
         found = conn.execute(
-            "SELECT c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)"
-            " FROM pg_class c WHERE c.oid = to_regclass('memd.log')"
+            "SELECT c.relowner = r.oid OR r.rolsuper FROM pg_class c, pg_roles r"
+            " WHERE c.oid = to_regclass('memd.log') AND r.rolname = current_user"
         ).fetchone()
-        ran = found is None or bool(found[0])
+        ran = found is None or bool(found[0])  # no schema yet, or this role owns it (or is a superuser)
         if ran:
             conn.execute(SCHEMA)
         vectors = _vectors(conn, ran)
@@ -226,7 +226,7 @@ def install(url: str, teams: Sequence[str] = ()) -> Setup:
 
 def _words_index(conn: psycopg.Connection) -> str:
     """Run ``WORDS_INDEX`` if this role is a superuser: ``indexed`` if it is in force, else what to do."""
-    if conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone() == (True,):
+    if conn.execute(_SUPERUSER).fetchone() == (True,):
         conn.execute(WORDS_INDEX)
     if conn.execute(_LEAKPROOF).fetchone() == (True,):
         return "indexed"
@@ -259,6 +259,7 @@ _COLUMNS: Final = (
     " AND attname IN ('words', 'embedding')"
 )
 _HAS_VECTORS: Final = _COLUMNS.replace("IN ('words', 'embedding')", "= 'embedding'")
+_SUPERUSER: Final = "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
 _LEAKPROOF: Final = (
     "SELECT proleakproof FROM pg_proc WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure"
 )
