@@ -2,7 +2,8 @@
 
 ``memctl --version`` is what the command costs before it does anything (the imports
 its startup pays for); ``memctl search`` adds one round trip to a daemon holding a few
-events.  Runs an isolated daemon, seeds it through the real hook client, then runs
+events; ``memctl status`` what a person checks most (its report, and the imports it needs
+to print it).  Runs an isolated daemon, seeds it through the real hook client, then runs
 ``python -I -S -c pass`` (the floor, the same interpreter) and each command in turn,
 rotating which goes first run by run so every series shares the machine's noise, and
 reports medians and each command's median as a ratio to the floor's.
@@ -100,6 +101,7 @@ def measure(instance: Instance, runs: int, warmup: int, events: int, against: st
         commands[f"`memctl --version`{suffix}"] = ([*memctl, "--version"], where)
         search = [*memctl, "search", QUERY, "--all-projects"]
         commands[f"`memctl search {QUERY!r} --all-projects`{suffix}"] = (search, where)
+        commands[f"`memctl status`{suffix}"] = ([*memctl, "status"], where)
     samples: dict[str, list[float]] = {name: [] for name in commands}
     order = list(commands)
     for i in range(-warmup, runs):
