@@ -72,7 +72,11 @@ class Team:
         wanted = [i for i, row in enumerate(rows) if row.words is not None]
         if not (wanted and server.vectors):
             return rows
-        made = await self._embed([f"{rows[i].words[0]}\n{rows[i].words[1]}" for i in wanted])  # type: ignore[index]
+        try:
+            made = await self._embed([f"{rows[i].words[0]}\n{rows[i].words[1]}" for i in wanted])  # type: ignore[index]
+        except Exception:  # the push goes on without them (words still find the rows); cancellation passes
+            log.exception("team_vectors_failed", rows=len(wanted))
+            return rows
         if made is None:
             return rows
         rows = list(rows)
