@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import Instance
@@ -78,3 +81,17 @@ def wait_until(predicate, what: str, machine: Machine, timeout: float = 60.0) ->
             raise AssertionError(f"{what}: the daemon is gone:\n{machine.log()}") from None
         assert time.monotonic() < deadline, f"{what} not in time:\n{machine.log()}"
         time.sleep(0.1)
+
+
+@contextmanager
+def machines_of(prefix: str) -> Iterator[tuple[str, list[Machine]]]:
+    """A short temp root for the machines a test starts (a socket path must stay short), and the
+    list it adds them to: each is stopped, and the root removed, after."""
+    root = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    machines: list[Machine] = []
+    try:
+        yield root, machines
+    finally:
+        for machine in machines:
+            machine.stop()
+        shutil.rmtree(root, ignore_errors=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from conftest import Instance
-from machines import PASSWORD, Machine, repository, wait_until
+from machines import PASSWORD, Machine, machines_of, repository, wait_until
 from pg import PgDatabase
 
 from memd.protocol import Ingest, Ingested
@@ -28,14 +28,8 @@ def world(pg: PgDatabase) -> Iterator[tuple[PgDatabase, str, list[Machine]]]:
     """A fresh database with memd's schema and alice's role; the machines the test starts are stopped after."""
     pg.create_role("alice", PASSWORD)
     pg.sql(SCHEMA)
-    root = tempfile.mkdtemp(prefix="memd-s-", dir="/tmp")
-    machines: list[Machine] = []
-    try:
+    with machines_of("memd-s-") as (root, machines):
         yield pg, root, machines
-    finally:
-        for machine in machines:
-            machine.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_an_event_captured_on_one_machine_is_found_on_another(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

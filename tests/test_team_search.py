@@ -6,14 +6,12 @@ real daemons, memctl."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import Instance
-from machines import PASSWORD, Machine, repository, wait_until
+from machines import PASSWORD, Machine, machines_of, repository, wait_until
 from pg import PgDatabase, PgServer
 
 from memd.protocol import TeamResults, TeamSearch
@@ -47,14 +45,8 @@ def _world(pg: PgDatabase, *, vectors: bool) -> Iterator[tuple[PgDatabase, str, 
     if vectors:  # and the words index usable, as a superuser's `memctl sync setup` makes them
         pg.sql(VECTORS)
         pg.sql(WORDS_INDEX)
-    root = tempfile.mkdtemp(prefix="memd-t-", dir="/tmp")
-    machines: list[Machine] = []
-    try:
+    with machines_of("memd-t-") as (root, machines):
         yield pg, root, machines
-    finally:
-        for machine in machines:
-            machine.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def team_search(machine: Machine, query: str, cwd: str | None = None, **options: object) -> TeamResults:

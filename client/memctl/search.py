@@ -168,7 +168,10 @@ def run_show(args: argparse.Namespace) -> int:
     if parts or args.json:
         emit(args, plain(reply), "\n\n".join(parts))
     if reply.missing:
-        raise CommandError(f"no memory {', '.join(map(repr, reply.missing))}: use ids from memctl search")
+        raise CommandError(
+            f"no memory {', '.join(map(repr, reply.missing))} on this machine: use ids from memctl search"
+            " (a teammate's memory that `memctl search --team` found on the server only is not here)"
+        )
     return 0
 
 

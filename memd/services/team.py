@@ -116,7 +116,9 @@ class Team:
         reply.mode = "hybrid" if server.vectors and vector is not None else "keyword"
         notices = [self._why_words_only(server)] if reply.mode == "keyword" else []
         if not server.words_indexed:
-            notices.append(f"the server reads every team row for words (slow past ~100,000): {WORDS_ADVICE}")
+            notices.append(
+                f"the server reads every team row for words (slower as the team's memory grows): {WORDS_ADVICE}"
+            )
         reply.notice = "; ".join(notices)
         reply.results = await self._hits(by_words, by_meaning, request.limit)
         return reply
@@ -156,7 +158,9 @@ class Team:
 
     def _why_words_only(self, server: remote.Server) -> str:
         if not server.vectors:
-            return "words only: the server has no pgvector (`memctl sync setup` says what it needs)"
+            return (
+                "words only: the server keeps no vectors (no pgvector, or not set up: `memctl sync setup` says which)"
+            )
         if not self.same_model:
             return f"words only: the server's vectors are {TEAM_MODEL}'s, this machine uses another model"
         return "words only: the embedding model is not ready yet"

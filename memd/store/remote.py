@@ -251,7 +251,12 @@ def _vectors(conn: psycopg.Connection, owner: bool) -> str:
         return "ready"
     if not conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone():
         return "the server has no pgvector: team search matches words only"
-    return "the schema's owner runs `memctl sync setup` to add them"
+    if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return (
+            "pgvector is installed but not in this database: a superuser runs `CREATE EXTENSION vector;`"
+            " in it, then the schema's owner runs `memctl sync setup` again"
+        )
+    return "the schema's owner runs `memctl sync setup` again to add them"
 
 
 _COLUMNS: Final = (
