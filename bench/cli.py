@@ -17,7 +17,7 @@ runs with ``--all-projects``: the seeded events' project is not the bench's dire
 and a search scoped to a project with no events returns before it searches.
 
 ``--against DIR`` times the same commands with ``DIR`` first on the import path as well
-(a directory holding ``memd`` and ``memd_client`` of another version, e.g. the commit
+(a directory holding ``memd``, ``memd_wire`` and ``memd_client`` of another version, e.g. the commit
 before a change), interleaved with the rest: a before/after comparison that shares the
 machine's noise.  The daemon is this version's either way.
 
@@ -38,7 +38,7 @@ import uuid
 
 from harness import Instance, isolated_daemon, markdown_table, payload_factory, summary
 
-from memd_client.launcher import HOOK_SCRIPT
+from memd_wire.launcher import HOOK_SCRIPT
 
 QUERY = "echo hello"
 """Words the seeded PostToolUse events hold (Claude Code's recorded ``echo hello`` call)."""

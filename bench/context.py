@@ -78,8 +78,8 @@ from memd.config import ContextConfig
 from memd.context import detail_text, index_line
 from memd.protocol import Details, DetailsResult, Ingest, Ingested, Latency, Ping, Pong, Search, SearchResults
 from memd.tokens import estimate_tokens
-from memd_client.launcher import HOOK_SCRIPT
 from memd_client.rpc import Client
+from memd_wire.launcher import HOOK_SCRIPT
 
 TRANSCRIPTS = REPO.parent / "shared" / "fixtures" / "claude-code" / "transcripts" / "-home-marco-projects-spotter"
 PYTHON = os.path.abspath(sys.executable)

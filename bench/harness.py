@@ -17,8 +17,8 @@ from pathlib import Path
 
 from memd.metrics import percentile
 from memd.protocol import Ping, Pong, Status, StatusReport
-from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable
+from memd_wire.paths import Paths, resolve
 
 __all__ = ["Instance", "isolated_daemon", "markdown_table", "parse_arguments", "payload_factory", "summary"]
 

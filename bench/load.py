@@ -33,8 +33,8 @@ from harness import Instance, isolated_daemon, markdown_table
 
 from memd.metrics import percentile
 from memd.protocol import Ingest, Ingested, Search, SearchResults
-from memd_client.launcher import HOOK_SCRIPT
-from memd_client.paths import Paths
+from memd_wire.launcher import HOOK_SCRIPT
+from memd_wire.paths import Paths
 
 SEARCH_EVERY = 0.25
 WORDS = ["deploy", "cookie", "login", "test", "flaky", "cache", "index", "session", "token", "migration", "build"]

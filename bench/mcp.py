@@ -97,7 +97,7 @@ from memd_client.install import MCP_SCRIPT
 from memd_client.mcp.protocol import Server
 from memd_client.mcp.tools import INSTRUCTIONS, Context, tools
 from memd_client.memctl.claude import hook_command
-from memd_client.paths import Paths
+from memd_wire.paths import Paths
 
 SHARED = REPO.parent / "shared" / "fixtures"
 INITIALIZE = (SHARED / "claude-code" / "mcp" / "initialize_request_from_claude_code.json").read_bytes().strip() + b"\n"

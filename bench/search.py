@@ -54,7 +54,7 @@ from memd.services.search import Retriever, lexical_lanes
 from memd.store import lanes as L
 from memd.store import open_store
 from memd.store.lanes import Filters, Frequencies
-from memd_client.paths import Paths
+from memd_wire.paths import Paths
 
 CACHE = "/tmp/memd-bench-corpus"
 KEYWORD = ["keyword", "trigram", "substring"]

@@ -37,8 +37,8 @@ from pg import PgServer  # the tests' real server
 
 from memd.protocol import Forget, Forgotten, Ingest, Ingested, Search, SearchResults
 from memd.store.remote import SCHEMA
-from memd_client.launcher import HOOK_SCRIPT
-from memd_client.paths import Paths
+from memd_wire.launcher import HOOK_SCRIPT
+from memd_wire.paths import Paths
 
 PASSWORD = "bench-pw"
 

@@ -48,7 +48,7 @@ from memd.protocol import ExportedEvent, TeamResults, TeamSearch
 from memd.services.embed import Embedder
 from memd.store import remote_search
 from memd.store.remote import SCHEMA, VECTORS, WORDS_INDEX, vector_text
-from memd_client.paths import Paths
+from memd_wire.paths import Paths
 
 PASSWORD = "bench-pw"
 TEAM = "memd_team_bench"

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from .launcher import HOOK_SCRIPT
+from memd_wire.launcher import HOOK_SCRIPT
 
 __all__ = [
     "HOOKS",

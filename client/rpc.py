@@ -20,8 +20,7 @@ import socket
 from typing import TypeVar
 
 from memd.protocol import Error, ProtocolError, Reply, Request, VersionMismatch, decode_reply, encode_frame
-
-from .frame import OversizedFrame, recv_frame
+from memd_wire.frame import OversizedFrame, recv_frame
 
 __all__ = ["Client", "ClientError", "DaemonError", "DaemonUnavailable", "ProtocolMismatch", "UnexpectedReply"]
 

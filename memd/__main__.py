@@ -17,8 +17,8 @@ import sys
 import anyio
 import msgspec
 
-from memd_client import launcher
-from memd_client.paths import resolve
+from memd_wire import launcher
+from memd_wire.paths import resolve
 
 from . import __version__
 from .config import ConfigError, load

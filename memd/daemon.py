@@ -33,7 +33,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from memd_client.paths import Paths
+from memd_wire.paths import Paths
 
 from .config import Config
 from .instance import InstanceLock, prepare_private_dir

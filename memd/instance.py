@@ -16,7 +16,7 @@ import os
 import socket
 import stat
 
-from memd_client.paths import Paths
+from memd_wire.paths import Paths
 
 from . import __version__
 

@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from memd_client.frame import HEADER_SIZE, MAX_FRAME, PROTOCOL_VERSION
+from memd_wire.frame import HEADER_SIZE, MAX_FRAME, PROTOCOL_VERSION
 
 __all__ = [
     "CONTEXT_EVENTS",

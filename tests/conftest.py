@@ -28,10 +28,10 @@ from pg import PgDatabase, PgServer, pgvector_bindir
 
 from memd.instance import holder
 from memd.protocol import Ingest, Ingested, Ping, Pong, Request, Search, SearchResults, Status, StatusReport
-from memd_client.autostart import is_locked
-from memd_client.launcher import HOOK_SCRIPT
-from memd_client.paths import Paths, resolve
 from memd_client.rpc import Client, DaemonUnavailable, R
+from memd_wire.autostart import is_locked
+from memd_wire.launcher import HOOK_SCRIPT
+from memd_wire.paths import Paths, resolve
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FIXTURES = SHARED / "fixtures" / "claude-code"
@@ -70,7 +70,7 @@ class Instance:
         }
         for var in ("MEMD_SOCKET", "MEMD_DATA_DIR", "MEMD_HOOK_TIMEOUT"):
             self.env.pop(var, None)
-        # A client that finds no daemon starts one (client/autostart.py): tests that want
+        # A client that finds no daemon starts one (memd_wire/autostart.py): tests that want
         # that say so; every other test's daemon is the one it starts and stops itself.
         self.env["MEMD_AUTOSTART"] = "0"
         os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)

@@ -20,9 +20,9 @@ from conftest import HOOK_FILE, PYTHON, Instance
 
 from memd.instance import holder
 from memd.protocol import Ping, Pong
-from memd_client import autostart, frame
-from memd_client.paths import Paths, resolve
 from memd_client.rpc import DaemonUnavailable
+from memd_wire import autostart, frame
+from memd_wire.paths import Paths, resolve
 
 DEADLINE = 10.0  # generous wall bound for one hook process on a loaded 2-core CI machine
 BOOT_DEADLINE = 60.0  # a daemon's start, with the suite's other daemons competing for the CPU

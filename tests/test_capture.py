@@ -16,7 +16,7 @@ from memd.capture.project import project_root
 from memd.capture.salvage import CUT, DEEP, read_prefix, salvage
 from memd.config import Config
 from memd.protocol import Ingest
-from memd_client.frame import PAYLOAD_CAP, TAIL_KEEP
+from memd_wire.frame import PAYLOAD_CAP, TAIL_KEEP
 
 CONFIG = Config()
 CAPTURE = Capture(CONFIG.capture, Privacy(CONFIG.privacy))

@@ -22,8 +22,8 @@ import pytest
 from conftest import Instance
 
 from memd.protocol import Error, Pong, encode_frame
-from memd_client.frame import recv_frame
 from memd_client.rpc import Client, DaemonUnavailable, ProtocolMismatch, UnexpectedReply
+from memd_wire.frame import recv_frame
 
 
 @contextlib.contextmanager

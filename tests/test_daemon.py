@@ -28,9 +28,9 @@ from memd.protocol import (
     decode_reply,
     encode_frame,
 )
-from memd_client.frame import MAX_FRAME, PROTOCOL_VERSION
-from memd_client.paths import resolve
 from memd_client.rpc import Client, DaemonError
+from memd_wire.frame import MAX_FRAME, PROTOCOL_VERSION
+from memd_wire.paths import resolve
 
 
 def raw_exchange(inst: Instance, data: bytes, close_write: bool = True) -> bytes:

@@ -18,7 +18,7 @@ import pytest
 from conftest import PYTHON, Instance
 
 from memd.protocol import EmbeddingStatus
-from memd_client import doctor, install, launcher
+from memd_client import doctor, install
 from memd_client.doctor import (
     DiskFacts,
     Finding,
@@ -33,6 +33,7 @@ from memd_client.doctor import (
     SettingsFile,
     SpoolFacts,
 )
+from memd_wire import launcher
 
 CHECKS = [
     "config",

@@ -30,7 +30,7 @@ from memd.protocol import (
     encode_frame,
 )
 from memd_client.rpc import DaemonError
-from memd_client.spool import spool
+from memd_wire.spool import spool
 
 MARKER = "zebracorn-7781"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Instance
 
-from memd_client.paths import resolve
+from memd_wire.paths import resolve
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import HOOK_FILE, PYTHON, Instance, hook_fixtures, stored_fixtures
 
+import memd_wire
 from memd.protocol import Events, History
 
 DEADLINE = 10.0  # generous wall bound for one hook process on a loaded 2-core CI machine
@@ -78,7 +79,7 @@ def test_empty_stdin_exits_at_once_and_stores_nothing(daemon: Instance) -> None:
 def test_stdin_never_closed_is_bounded(daemon: Instance) -> None:
     import subprocess
 
-    from conftest import HOOK_FILE, PYTHON
+    from conftest import PYTHON
 
     r, w = os.pipe()
     try:
@@ -305,7 +306,7 @@ def test_the_asynchronous_tool_hooks_yield_the_cpu(instance: Instance, event: st
     )
     body = json.dumps({"session_id": "s-nice", "hook_event_name": event, "tool_use_id": "t1", "prompt": "x"})
     done = subprocess.run(
-        [PYTHON, "-I", "-S", "-c", probe, os.path.dirname(HOOK_FILE), event],
+        [PYTHON, "-I", "-S", "-c", probe, os.path.dirname(memd_wire.__file__), event],
         input=body.encode(), capture_output=True, env=instance.env, timeout=30,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import HOOK_FILE, PYTHON, Instance
 
+import memd_wire
 from memd.protocol import Ingest, Ingested, decode_request, encode_frame
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
@@ -218,7 +219,7 @@ main()
 
 @pytest.mark.parametrize("spooler", ["the client (no daemon)", "the signal handler"])
 def test_a_signal_while_the_spool_file_is_written_leaves_one_whole_file(instance: Instance, spooler: str) -> None:
-    argv = [PYTHON, "-I", "-S", "-c", SIGNAL_IN_SPOOL.format(client=os.path.dirname(HOOK_FILE)), "Stop"]
+    argv = [PYTHON, "-I", "-S", "-c", SIGNAL_IN_SPOOL.format(client=os.path.dirname(memd_wire.__file__)), "Stop"]
     raw = prompt(event="Stop")
     if spooler == "the signal handler":  # it spools on a SIGTERM, and a second one hits its write
         env = {"MEMD_HOOK_TIMEOUT": "30"}

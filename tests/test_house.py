@@ -3,8 +3,11 @@
 - **Floors run one way.**  ``ARCHITECTURE.md`` lists the floors, bottom first, in a
   ```` ```floors ```` block; a module may import modules of its own floor or of a floor
   below, never above, and the modules Python imports form no cycle.  The ``wire`` floor
-  (what the hook client runs with ``-I -S`` and the daemon shares with it) imports the
-  standard library only.
+  (``memd_wire``: what the hook client runs with ``-I -S`` and the daemon shares with it)
+  imports the standard library only.
+- **Packages keep their side**: ``memd`` (the daemon) imports nothing of ``memd_client``;
+  ``memd_client`` imports ``memd`` only through the modules the ```` ```surface ```` block
+  of ``ARCHITECTURE.md`` names.
 - **Rooms fit in a head**: no module over 400 lines, no class over 150, except the ones
   ``ARCHITECTURE.md`` names under "Rooms over the size", each with its reason.
 - **SQL lives in the store**: no SQL text or ``execute`` call outside ``memd/store/``.
@@ -28,7 +31,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"memd": ROOT / "memd", "memd_client": ROOT / "client"}
+PACKAGES = {"memd_wire": ROOT / "memd_wire", "memd": ROOT / "memd", "memd_client": ROOT / "client"}
 MAX_MODULE_LINES = 400
 MAX_CLASS_LINES = 150
 
@@ -97,8 +100,8 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
             wanted.update(f"{target}.{alias.name}" for alias in node.names)
     found = set()
     for name in wanted:
-        if name.split(".")[0] in STDLIB_LOOKALIKES and module.startswith("memd_client."):
-            name = f"memd_client.{name}"  # the hook client imports its neighbours as top-level modules
+        if name.split(".")[0] in STDLIB_LOOKALIKES and not module.startswith("memd."):
+            name = f"memd_wire.{name}"  # the hook client imports the wire's modules as top-level ones
         while name and name not in known:
             name = name.rpartition(".")[0]
         if name and name != module:
@@ -106,8 +109,8 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
-STDLIB_LOOKALIKES = {path.stem for path in PACKAGES["memd_client"].glob("*.py")}
-"""Top-level names the hook client imports from its own directory (``import paths``)."""
+STDLIB_LOOKALIKES = {path.stem for path in PACKAGES["memd_wire"].glob("*.py")} - {"__init__"}
+"""Top-level names the hook client imports from the wire's directory (``import paths``)."""
 
 
 def graph() -> dict[str, set[str]]:
@@ -142,9 +145,8 @@ def test_no_import_cycle() -> None:
 
 def test_the_wire_floor_imports_the_standard_library_only() -> None:
     wire = next(floor for floor in floors() if floor.name == "wire")
-    known = modules()
     outside = []
-    for module, path in known.items():
+    for module, path in modules().items():
         if floor_of(module, floors()) is not wire:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
@@ -155,13 +157,39 @@ def test_the_wire_floor_imports_the_standard_library_only() -> None:
                 names = [node.module]
             for name in names:
                 top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top not in STDLIB_LOOKALIKES | {"memd_client"}:
+                if top not in sys.stdlib_module_names | STDLIB_LOOKALIKES | {"memd_wire"}:
                     outside.append(f"{module} imports {name}")
-                elif top == "memd_client" or top in STDLIB_LOOKALIKES:
-                    target = name if top == "memd_client" else f"memd_client.{name}"
-                    if floor_of(target, floors()) is not wire:
-                        outside.append(f"{module} imports {name} (not on the wire floor)")
     assert not outside, "\n".join(outside)
+
+
+def test_the_daemon_imports_nothing_of_the_clients() -> None:
+    crossing = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph().items())
+        if not module.startswith("memd_client")
+        for target in sorted(targets)
+        if target.split(".")[0] == "memd_client"
+    ]
+    assert not crossing, "memd and memd_wire never import the client package:\n" + "\n".join(crossing)
+
+
+def surface() -> set[str]:
+    block = re.search(r"```surface\n(.*?)```", architecture(), re.S)
+    assert block, "ARCHITECTURE.md has no ```surface block"
+    return {word for line in block.group(1).splitlines() for word in line.split("#")[0].split()}
+
+
+def test_the_clients_import_memd_through_its_surface() -> None:
+    named = surface()
+    assert named <= set(modules()), f"the surface names modules that do not exist: {sorted(named - set(modules()))}"
+    through = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph().items())
+        if module.startswith("memd_client")
+        for target in sorted(targets)
+        if target.split(".")[0] == "memd" and target not in named
+    ]
+    assert not through, "client imports outside the ```surface block of ARCHITECTURE.md:\n" + "\n".join(through)
 
 
 SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH|REPLACE|BEGIN|COMMIT|VACUUM)\b")
@@ -207,12 +235,12 @@ def test_rooms_fit_in_a_head() -> None:
 
 
 def test_types(tmp_path: Path) -> None:
-    """mypy over both packages, the client under the name it is installed as (``memd_client``)."""
+    """mypy over the three packages, the client under the name it is installed as (``memd_client``)."""
     (tmp_path / "memd_client").symlink_to(PACKAGES["memd_client"])
     env = {**os.environ, "MYPYPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-         "--cache-dir", str(tmp_path / "cache"), "-p", "memd", "-p", "memd_client"],
+         "--cache-dir", str(tmp_path / "cache"), "-p", "memd_wire", "-p", "memd", "-p", "memd_client"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

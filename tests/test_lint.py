@@ -28,7 +28,11 @@ def test_every_package_is_installed() -> None:
     import tomllib
 
     declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "memd").rglob("__init__.py")}
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("memd", "memd_wire")
+        for p in (ROOT / top).rglob("__init__.py")
+    }
     found |= {
         ".".join(("memd_client", *p.parent.relative_to(ROOT / "client").parts))
         for p in (ROOT / "client").rglob("__init__.py")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memd_client.paths import resolve
+from memd_wire.paths import resolve
 
 
 def test_xdg_layout() -> None:

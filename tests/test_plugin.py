@@ -14,8 +14,9 @@ import pytest
 from conftest import FIXTURES, PYTHON, Instance
 
 from memd.protocol import HOOK_EVENTS
-from memd_client import install, launcher
+from memd_client import install
 from memd_client.memctl import parser
+from memd_wire import launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = os.path.dirname(PYTHON)

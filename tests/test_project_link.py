@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import Instance
 
 from memd.protocol import Forget, Forgotten, Ingest, encode_frame
-from memd_client.spool import spool
+from memd_wire.spool import spool
 
 TOKEN = "ghp_" + "Zq8dK3mV7xT1bN5cR9wE2yU4iO6pA0sL3fG7"
 

@@ -27,8 +27,8 @@ from memd.protocol import (
     encode,
     encode_frame,
 )
-from memd_client import frame, handoff
-from memd_client.frame import MAX_FRAME, PROTOCOL_VERSION
+from memd_wire import frame, handoff
+from memd_wire.frame import MAX_FRAME, PROTOCOL_VERSION
 
 
 def frames_of(data: bytes, chunk: int) -> list[bytes]:

@@ -25,11 +25,12 @@ from memd import __version__
 from memd.protocol import Ingest, Ingested, Ping, Pong
 from memd.server.activation import adopt_socket, inherited_socket, listen_fds
 from memd.services.idle import embedding_pending
-from memd_client import autostart, service
-from memd_client.paths import resolve
+from memd_client import service
 from memd_client.rpc import Client
 from memd_client.service import units
 from memd_client.service.manager import ServiceError
+from memd_wire import autostart
+from memd_wire.paths import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, TypeVar
 
 from memd.config import Config
+from memd_wire.paths import Paths
 
-from ..paths import Paths
 from .findings import RESTART, START, Finding, plural
 from .findings import Level as Level
 from .hooks import HookCommand, LauncherRecord, SettingsFile, check_hooks, gather_hooks, hook_argv

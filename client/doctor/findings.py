@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, NamedTuple
 
+from memd.capture.text import plural as plural  # the doctor's wording is memd's
+
 Level = Literal["ok", "warn", "error"]
 
 
@@ -20,7 +22,3 @@ class Finding(NamedTuple):
 
 RESTART: Final = "memctl daemon stop && memctl daemon start"
 START: Final = "memctl daemon start"
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

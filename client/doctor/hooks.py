@@ -7,8 +7,10 @@ import shlex
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from .. import install, launcher
-from ..paths import Paths
+from memd_wire import launcher
+from memd_wire.paths import Paths
+
+from .. import install
 from .findings import Finding, Level
 
 # --- hooks ------------------------------------------------------------------------------

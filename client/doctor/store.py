@@ -20,8 +20,8 @@ from memd.store.inspect import (
     reading,
 )
 from memd.store.outbox import extent, vectors_up_to
+from memd_wire.paths import Paths
 
-from ..paths import Paths
 from .findings import RESTART, START, Finding, plural
 
 if TYPE_CHECKING:
@@ -341,7 +341,7 @@ def gather_model(config: Config) -> ModelFacts:
     if not embedding.enabled:
         return ModelFacts(False, embedding.model, False, ())
     try:
-        from memd.services import embed  # fastembed, and with it onnxruntime (~0.4 s)
+        import memd.services.embed as embed  # fastembed, and with it onnxruntime (~0.4 s)
     except Exception as exc:  # a broken install shows as any kind of error
         return ModelFacts(True, embedding.model, True, (), f"{type(exc).__name__}: {exc}")
     if embedding.model != embed.DEFAULT_MODEL:

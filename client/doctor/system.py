@@ -12,10 +12,10 @@ from typing import Final, NamedTuple
 from memd import __version__
 from memd.config import Config, ConfigError, load
 from memd.protocol import Ping, Pong, Status, StatusReport
-from memd.services.spool import FAILED_DIR, MAX_ATTEMPTS, failed, pending
+from memd_wire.autostart import is_locked, lock_holder
+from memd_wire.paths import Paths
+from memd_wire.spooled import FAILED_DIR, MAX_ATTEMPTS, failed, pending
 
-from ..autostart import is_locked, lock_holder
-from ..paths import Paths
 from ..rpc import Client, ClientError, DaemonError, DaemonUnavailable
 from .findings import RESTART, START, Finding, Level, plural
 

@@ -7,7 +7,8 @@ whole server only for the first message that needs it.  (Claude Code itself runs
 
 import sys
 
-from ..paths import resolve
+from memd_wire.paths import resolve
+
 from .early import start
 
 

@@ -11,12 +11,12 @@ import sys
 
 TYPE_CHECKING = False  # typing's flag without importing typing before site: mypy honours the name
 if TYPE_CHECKING:  # the checker knows these two modules by their package names
-    from memd_client import paths
     from memd_client.mcp import early
+    from memd_wire import paths
 
 if __name__ == "__main__":
     here = __file__.rpartition("/")[0]
-    sys.path[:0] = [here, here.rpartition("/")[0]]  # early.py; the client's paths.py
+    sys.path[:0] = [here, here + "/../../memd_wire"]  # early.py; the wire package's paths.py
     if not TYPE_CHECKING:
         import early
         import paths
@@ -29,7 +29,7 @@ if __name__ == "__main__":
 
     site.main()  # the installation's packages: msgspec, memd, and memd_client itself
     from memd_client.mcp.server import main
-    from memd_client.paths import resolve
+    from memd_wire.paths import resolve
 
     read, listing = begun
     sys.exit(main(resolve(), early=read, listing=listing))

@@ -25,9 +25,9 @@ import msgspec
 import memd
 from memd import __version__
 from memd.protocol import Ping, Pong, Reply, Request
+from memd_wire import autostart
+from memd_wire.paths import Paths
 
-from .. import autostart
-from ..paths import Paths
 from ..rpc import Client, ClientError, DaemonError, DaemonUnavailable, ProtocolMismatch, UnexpectedReply
 from .early import fingerprint, write_listing
 from .protocol import VERSIONS, Server, ToolError

@@ -19,8 +19,8 @@ import sys
 from typing import Final
 
 from memd import __version__
+from memd_wire import paths
 
-from .. import paths
 from . import (
     claude,
     continuity,

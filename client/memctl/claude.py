@@ -20,7 +20,7 @@ __all__ = ["HOOK_COMMAND", "INSTALL", "MCP", "UNINSTALL", "hook_command"]
 
 def hook_command(event: str, socket_flag: str | None = None) -> str:
     """The shell command Claude Code should run for ``event``."""
-    from ..launcher import HOOK_SCRIPT
+    from memd_wire.launcher import HOOK_SCRIPT
 
     argv = [os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
     if socket_flag:
@@ -78,7 +78,9 @@ def _settings_path(args: argparse.Namespace) -> str:
 
 def run_install(args: argparse.Namespace) -> int:
     """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out)."""
-    from .. import install, launcher
+    from memd_wire import launcher
+
+    from .. import install
 
     path = _settings_path(args)
     if args.command == "uninstall":

@@ -76,7 +76,7 @@ def _launch(args: argparse.Namespace) -> tuple[bool, int]:
     """Start the daemon unless it answers already: (whether this started it, its pid)."""
     import subprocess
 
-    from .. import launcher
+    from memd_wire import launcher
 
     launcher.record(args.paths)
     running = _ping(args.paths.socket)
@@ -116,8 +116,8 @@ def _launch(args: argparse.Namespace) -> tuple[bool, int]:
 def _shut_down(args: argparse.Namespace) -> bool:
     """Ask the daemon to shut down and wait until its process has exited: whether it ran."""
     from memd.protocol import Ok, Shutdown
+    from memd_wire.autostart import is_locked, lock_holder
 
-    from ..autostart import is_locked, lock_holder
     from ..rpc import Client, DaemonUnavailable, ProtocolMismatch, UnexpectedReply
 
     try:
@@ -143,7 +143,7 @@ def launcher_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_launcher(args: argparse.Namespace) -> int:
-    from .. import launcher
+    from memd_wire import launcher
 
     path = launcher.record(args.paths) if args.record else launcher.record_path(args.paths)
     recorded = os.path.exists(path)

@@ -63,37 +63,41 @@ def spool_arguments(p: argparse.ArgumentParser) -> None:
 def run_spool(args: argparse.Namespace) -> int:
     """The spool: what waits for the daemon, and the frames set aside after failed replays
     (their events are kept there until put back or deleted)."""
-    from memd.services import spool
+    from memd_wire import spooled
 
     from ..doctor.findings import plural  # the doctor's wording
 
     where = args.paths.spool_dir
     if args.action == "retry":
-        moved = spool.retry_failed(where)
+        moved = spooled.retry_failed(where)
         human = f"put {plural(len(moved), 'frame')} back into {where}: memd replays them at its next drain"
         emit(args, {"retried": len(moved), "spool_dir": where}, human if moved else "no frame is set aside")
         return 0
     if args.action == "delete":
-        aside = spool.failed(where)
+        aside = spooled.failed(where)
         if not aside:
             emit(args, {"deleted": 0, "spool_dir": where}, "no frame is set aside")
             return 0
         if not args.yes:
-            folder = os.path.join(where, spool.FAILED_DIR)
+            folder = os.path.join(where, spooled.FAILED_DIR)
             what = f"{plural(len(aside), 'frame')} set aside in {folder} (their events are lost)"
             if not sys.stdin.isatty():
                 raise CommandError(f"this would delete {what}; add --yes to confirm")
             if input(f"delete {what}? [y/N] ").strip().lower() not in ("y", "yes"):
                 raise CommandError("nothing was deleted")
-        deleted = spool.delete_failed(where)
+        deleted = spooled.delete_failed(where)
         emit(args, {"deleted": deleted, "spool_dir": where}, f"deleted {plural(deleted, 'frame')} set aside")
         return 0
-    waiting, aside = spool.pending(where), spool.failed(where)
+    waiting, aside = spooled.pending(where), spooled.failed(where)
     data = {"spool_dir": where, "pending": len(waiting), "failed": [os.path.basename(p) for p in aside]}
     lines = [f"{where}: {plural(len(waiting), 'frame')} waiting for the daemon, {len(aside)} set aside"]
     lines += [
-        f"  {spool.FAILED_DIR}/{os.path.basename(p)} ("
-        + (f"{plural(spool.attempts(p), 'failed replay')})" if spool.attempts(p) else "never an event: not retried)")
+        f"  {spooled.FAILED_DIR}/{os.path.basename(p)} ("
+        + (
+            f"{plural(spooled.attempts(p), 'failed replay')})"
+            if spooled.attempts(p)
+            else "never an event: not retried)"
+        )
         for p in aside
     ]
     if aside:

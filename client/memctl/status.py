@@ -84,8 +84,8 @@ def run_status(args: argparse.Namespace) -> int:
 def _not_running(args: argparse.Namespace, why: str) -> int:
     """What ``status`` says with the daemon down: the paths, and what the files hold."""
     from memd import __version__
-    from memd.services.spool import backlog
-    from memd_client.frame import PROTOCOL_VERSION
+    from memd_wire.frame import PROTOCOL_VERSION
+    from memd_wire.spooled import backlog
 
     data = {
         "running": False,

@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from memd.protocol import Ok, Ping, Pong, Shutdown
+from memd_wire.autostart import is_locked
+from memd_wire.paths import Paths
 
-from ..autostart import is_locked
-from ..paths import Paths
 from ..rpc import Client, ClientError
 from .manager import ServiceError, target_for
 from .units import IDLE_EXIT, LAUNCHD_LABEL, LAUNCHD_LOG, SERVICE_UNIT, SOCKET_UNIT

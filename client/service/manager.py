@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ..paths import Paths
+from memd_wire.paths import Paths
+
 from .units import (
     IDLE_EXIT,
     LAUNCHD_LABEL,

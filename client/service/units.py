@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from memd import __version__
-
-from ..paths import Paths
+from memd_wire.paths import Paths
 
 __all__ = [
     "IDLE_EXIT",

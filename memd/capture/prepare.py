@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from memd_client.frame import TAIL_KEEP
+from memd_wire.frame import TAIL_KEEP
 
 from ..config import CaptureConfig
 from ..protocol import SECRET_KIND, Ingest

@@ -1,7 +1,7 @@
 """What can be read of a payload that is no whole JSON object any more.
 
 The hook client keeps at most ``PAYLOAD_CAP`` bytes of a huge payload: its head and its
-last 64 KB, the middle dropped (``memd_client.handoff``).  Claude Code writes the fields
+last 64 KB, the middle dropped (``memd_wire.handoff``).  Claude Code writes the fields
 that identify and explain an event first (``session_id``, ``tool_name``, ``tool_input``
 with the command, the file path, the description) and the bulk after them
 (``tool_response``), then ``tool_use_id`` at the very end.  So:

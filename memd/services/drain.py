@@ -4,7 +4,7 @@ Every ``[daemon] spool_drain_interval`` seconds (and at start) the spooled frame
 replayed, ``SPOOL_PARALLEL`` at a time, as ingests nobody waits for (no context).  A file
 is deleted once its event is committed, or refused for good as its live hook would have
 been (invalid JSON, recorded).  What fails for a reason of its own is counted in its name
-and set aside after ``spool.MAX_ATTEMPTS`` (``spool.py`` says how); a failed commit fails
+and set aside after ``MAX_ATTEMPTS`` (``memd_wire/spooled.py`` says how); a failed commit fails
 every frame alike and keeps them all for the next round.
 """
 
@@ -17,10 +17,11 @@ from collections.abc import Awaitable, Callable
 import anyio
 import structlog
 
+from memd_wire import spooled
+
 from ..protocol import BadRequest, Error, Ingest, Ingested, ProtocolError, Reply, VersionMismatch, decode_request
 from ..store import Writer
 from ..store.trouble import describe
-from . import spool
 
 __all__ = ["SPOOL_PARALLEL", "SpoolDrain"]
 
@@ -64,8 +65,8 @@ class SpoolDrain:
     async def drain(self) -> int:
         """Ingest every spooled frame; return how many files were settled."""
         async with self.lock:
-            spool.sweep_temp_files(self.spool_dir)
-            files = [p for p in spool.pending(self.spool_dir) if p not in self._stuck]
+            spooled.sweep_temp_files(self.spool_dir)
+            files = [p for p in spooled.pending(self.spool_dir) if p not in self._stuck]
             settled = 0
             for start in range(0, len(files), SPOOL_PARALLEL):
                 results: list[bool] = []
@@ -85,7 +86,7 @@ class SpoolDrain:
         writer could not store, a read error) counts, and the ``MAX_ATTEMPTS``-th sets the
         file aside; a frame that can never become an event is set aside at once."""
         try:
-            request = decode_request(spool.read_frame(path))
+            request = decode_request(spooled.read_frame(path))
             if not isinstance(request, Ingest):
                 raise BadRequest(f"spool holds a {type(request).__name__} request, not an event")
         except FileNotFoundError:
@@ -95,9 +96,9 @@ class SpoolDrain:
             self._stuck.add(path)
             log.warning("spool_version_mismatch", file=os.path.basename(path), error=str(exc))
             return
-        except (spool.CorruptSpoolFile, ProtocolError) as exc:
+        except (spooled.CorruptSpoolFile, ProtocolError) as exc:
             await self.writer.reject("spool", _size(path), f"unreadable spool file: {exc}")
-            self._set_aside(path, f"unreadable: {exc}", spool.attempts(path))
+            self._set_aside(path, f"unreadable: {exc}", spooled.attempts(path))
             results.append(True)
             return
         except OSError as exc:  # perhaps passing (no file descriptor left): tried again
@@ -118,14 +119,14 @@ class SpoolDrain:
     def _failed(self, path: str, reason: str, results: list[bool]) -> None:
         """Count a failed replay of the frame at ``path``; set it aside after ``MAX_ATTEMPTS``."""
         try:
-            path, count = spool.count_failure(path)
+            path, count = spooled.count_failure(path)
         except FileNotFoundError:
             return
         except OSError as exc:  # cannot rename it (a read-only spool): stop trying it until a restart
             self._stuck.add(path)
             log.error("spool_replay_failed", file=os.path.basename(path), reason=reason, kept=exc.strerror)
             return
-        if count < spool.MAX_ATTEMPTS:
+        if count < spooled.MAX_ATTEMPTS:
             log.warning("spool_replay_failed", file=os.path.basename(path), attempt=count, reason=reason)
             return
         self._set_aside(path, reason, count)
@@ -134,7 +135,7 @@ class SpoolDrain:
     def _set_aside(self, path: str, reason: str, attempts: int) -> None:
         """Move the frame at ``path`` into the spool's ``failed/``: kept, no longer replayed."""
         try:
-            moved = spool.move_aside(self.spool_dir, path)
+            moved = spooled.move_aside(self.spool_dir, path)
         except OSError as exc:
             self._stuck.add(path)
             log.error("spool_file_not_set_aside", file=os.path.basename(path), reason=reason, error=exc.strerror)

@@ -18,6 +18,8 @@ from typing import NamedTuple
 import anyio
 import structlog
 
+from memd_wire import spooled
+
 from ..capture.events import Skipped
 from ..capture.prepare import Capture, InvalidPayload, NewEvent
 from ..capture.project import project_root
@@ -28,7 +30,6 @@ from ..store.forget import by_session, by_time, plan
 from ..store.forget_query import QueryTerms, by_query, document_matches, query_terms, scratch_index
 from ..store.listings import listing
 from ..store.projects import find_project, local_projects
-from . import spool
 from .erasure import erase
 from .indexer import Indexer
 from .search import Retriever
@@ -181,7 +182,7 @@ class Forgetting:
         def read() -> list[tuple[str, NewEvent, str | None]]:
             """Each frame (set-aside ones too: not gone) as the event it would become, and its root."""
             frames = []
-            for path in spool.pending(spool_dir) + spool.failed(spool_dir):
+            for path in spooled.pending(spool_dir) + spooled.failed(spool_dir):
                 event = _spooled_event(capture, path)
                 if event is not None:
                     frames.append((path, event, project_root(event.cwd) if event.cwd else None))
@@ -219,10 +220,10 @@ def _spooled_event(capture: Capture, path: str) -> NewEvent | None:
     """The event a spooled frame would become; None for one that would not become an event
     (unreadable, not an Ingest, skipped or refused: the drain stores nothing of it)."""
     try:
-        request = decode_request(spool.read_frame(path))
+        request = decode_request(spooled.read_frame(path))
         if not isinstance(request, Ingest):
             return None
         event = capture.prepare(request, time.time())
-    except (OSError, spool.CorruptSpoolFile, ProtocolError, InvalidPayload):
+    except (OSError, spooled.CorruptSpoolFile, ProtocolError, InvalidPayload):
         return None
     return None if isinstance(event, Skipped) else event

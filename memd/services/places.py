@@ -1,6 +1,6 @@
 """Where one daemon keeps its files, as far as its services need to know.
 
-The daemon resolves every location (``memd_client.paths``, shared with the hook client)
+The daemon resolves every location (``memd_wire.paths``, shared with the hook client)
 and hands the services these four: they read and report them, never decide them.
 """
 

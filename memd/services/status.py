@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import time
 
-from memd_client.frame import PROTOCOL_VERSION
+from memd_wire import spooled
+from memd_wire.frame import PROTOCOL_VERSION
 
 from .. import __version__
 from ..protocol import (
@@ -21,7 +22,6 @@ from ..protocol import (
 )
 from ..store import Store, outbox, queries
 from ..store.trouble import CommitHealth
-from . import spool
 from .activity import Activity
 from .indexer import Indexer
 from .ingest import Ingester
@@ -81,8 +81,8 @@ class Reports:
             socket=places.socket,
             data_dir=places.data_dir,
             database=places.database,
-            spool_backlog=spool.backlog(places.spool_dir),
-            spool_failed=len(spool.failed(places.spool_dir)),
+            spool_backlog=spooled.backlog(places.spool_dir),
+            spool_failed=len(spooled.failed(places.spool_dir)),
             db_bytes=queries.db_bytes(places.database),
             latency_ms=self.activity.latencies.snapshot(),
             redactions=await queries.redaction_totals(store.reader),

@@ -16,6 +16,7 @@ as ``paths.py`` does: ``$XDG_STATE_HOME/memd``, else ``~/.local/state/memd``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -23,7 +24,17 @@ from .paths import Paths
 
 __all__ = ["HOOK_SCRIPT", "RECORD", "record", "record_path", "render"]
 
-HOOK_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.py")
+
+def _client_origin() -> str:
+    """Where the client package's ``__init__.py`` is, found without importing it (no arrow
+    runs up from here): the entry scripts Claude Code runs live in that package, and from
+    a source checkout it is ``client/``, not a neighbour of this package named ``memd_client``."""
+    spec = importlib.util.find_spec("memd_client")
+    assert spec is not None and spec.origin, "memd_client ships with memd_wire in one distribution"
+    return spec.origin
+
+
+HOOK_SCRIPT = os.path.join(os.path.dirname(_client_origin()), "hook.py")
 """This installation's hook client, the script Claude Code's hook commands run."""
 RECORD = "installation"
 

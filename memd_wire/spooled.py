@@ -1,8 +1,9 @@
 """The spool: frames the hook client could not hand over, waiting on disk.
 
 The hook client writes each frame to its own file, atomically (``.tmp-*`` then a
-rename to ``*.frame``).  The daemon reads them oldest first and deletes a file only
-after its event is committed.  These are the helpers for the daemon side.
+rename to ``*.frame``: ``spool.py``).  The daemon reads them oldest first and deletes a
+file only after its event is committed.  These are the helpers for the reading side:
+the daemon's drain, and ``memctl status``, ``memctl spool`` and ``memctl doctor``.
 
 A frame whose replay fails for a reason of its own (not a failed commit, which fails
 every frame alike) counts the failure in its name (``<name>.tries2.frame``: the count
@@ -18,7 +19,7 @@ import os
 import re
 import time
 
-from memd_client.frame import HEADER_SIZE, MAX_FRAME
+from .frame import HEADER_SIZE, MAX_FRAME
 
 __all__ = [
     "FAILED_DIR",
