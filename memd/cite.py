@@ -29,12 +29,19 @@ markdown footnotes (``footnote``) or with numbered references (``reference``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Final, NamedTuple
 
 import msgspec
-from rapidfuzz import fuzz
+
+
+def _sha256(data: bytes) -> bytes:
+    """The sha256 digest of ``data``; hashlib is imported at the first id made (it loads
+    OpenSSL, ~3 ms), so a client that only shows ids never pays for it."""
+    from hashlib import sha256
+
+    return sha256(data).digest()
+
 
 __all__ = [
     "ALPHABET",
@@ -97,7 +104,7 @@ def _base62(digest: bytes, length: int) -> str:
 def key_citation(idem_key: str) -> str:
     """The ``MAX_LENGTH`` characters of the event stored under ``idem_key``: its id is the
     first ``LENGTH`` of them (more on a collision)."""
-    return _base62(hashlib.sha256(idem_key.encode("utf-8", "surrogatepass")).digest(), MAX_LENGTH)
+    return _base62(_sha256(idem_key.encode("utf-8", "surrogatepass")), MAX_LENGTH)
 
 
 def legacy_citation_id(event_id: int, salt: int = 0) -> str:
@@ -105,7 +112,7 @@ def legacy_citation_id(event_id: int, salt: int = 0) -> str:
     ``salt`` > 0 was the next candidate on a collision): still computed by the migrations
     that made them, and resolved as aliases."""
     key = str(event_id) if salt == 0 else f"{event_id}:{salt}"
-    return _base62(hashlib.sha256(key.encode("ascii")).digest()[:8].rjust(16, b"\0"), LEGACY_LENGTH)
+    return _base62(_sha256(key.encode("ascii"))[:8].rjust(16, b"\0"), LEGACY_LENGTH)
 
 
 def parse(text: str) -> str | None:
@@ -177,11 +184,13 @@ def _normalize(text: str) -> tuple[str, list[int]]:
 
 def _quote_hash(normalized: str) -> str:
     # surrogatepass: a lone surrogate (possible in decoded JSON) hashes instead of raising
-    return hashlib.sha256(normalized.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return _sha256(normalized.encode("utf-8", "surrogatepass")).hex()[:16]
 
 
 def _fuzzy(quote: str, source: str, threshold: float) -> tuple[int, int, float] | None:
     """The best window ``source[start:end]`` for ``quote`` (both normalized) and its score in [0, 100]."""
+    from rapidfuzz import fuzz  # here: every client that shows a citation id imports this module
+
     cutoff = threshold * 100
     if len(quote) <= len(source):
         result = fuzz.partial_ratio_alignment(quote, source, score_cutoff=cutoff)

@@ -24,13 +24,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
-from .capture.snapshot import Snapshot
 from .cite import Quoted, label, render_quotes
 from .protocol import Detail, EntitiesResult, Entry, Hit, TeamHit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
+
+if TYPE_CHECKING:  # the clients render with this module: the snapshot's rules stay unloaded
+    from .capture.snapshot import Snapshot
 
 __all__ = [
     "CONTINUATION_SECTIONS",

@@ -24,6 +24,7 @@ This module does no IO: ``FrameReader`` is fed bytes and hands back whole frames
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final, Literal
 
 import msgspec
@@ -33,6 +34,7 @@ from memd_wire.frame import HEADER_SIZE, MAX_FRAME, PROTOCOL_VERSION
 __all__ = [
     "CONTEXT_EVENTS",
     "HOOK_EVENTS",
+    "KINDS",
     "NEED_DATA",
     "SECRET_KIND",
     "BadRequest",
@@ -146,6 +148,31 @@ HOOK_EVENTS: Final = (
 
 CONTEXT_EVENTS: Final = frozenset({"SessionStart", "UserPromptSubmit"})
 """Events whose hook output Claude Code adds to the agent's context."""
+
+KINDS = {
+    "session_start": "▶",
+    "prompt": "💬",
+    "memory": "⭐",
+    "claude-memory": "🧠",
+    "tool": "🔧",
+    "tool_error": "❌",
+    "tool_use": "·",
+    "task_state": "☑",
+    "pre_compact": "⧖",
+    "compact_summary": "📦",
+    "assistant": "🤖",
+    "subagent_start": "↳",
+    "subagent_stop": "↲",
+    "session_end": "■",
+    "notification": "🔔",
+    "instructions": "📄",
+    "session_summary": "📝",
+    "snapshot": "📌",
+    "consolidated": "🧩",
+    "event": "•",
+}
+"""Every kind a stored event can have (what ``--kind`` and the MCP tools' ``kind`` accept), with
+the icon `memctl history` shows for it."""
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -1245,9 +1272,14 @@ class _Header(msgspec.Struct):
 
 _encoder = msgspec.msgpack.Encoder()
 _header_decoder = msgspec.msgpack.Decoder(_Header)
-# Annotated: a union is no ``type[T]``, so msgspec's stubs would type these Decoder[Any].
-_request_decoder: msgspec.msgpack.Decoder[RequestType] = msgspec.msgpack.Decoder(RequestType)
-_reply_decoder: msgspec.msgpack.Decoder[ReplyType] = msgspec.msgpack.Decoder(ReplyType)
+
+
+@functools.cache
+def _decoder(kind: Any) -> msgspec.msgpack.Decoder[Any]:
+    """The decoder of ``kind``, made at its first use.  Making one compiles every Struct the
+    type reaches: ~3 ms for each whole union, which the daemon pays once and a client that
+    expects one kind of reply never pays (it decodes that kind, or ``Error``)."""
+    return msgspec.msgpack.Decoder(kind)
 
 
 def encode(message: Request | Reply) -> bytes:
@@ -1275,15 +1307,21 @@ def decode_request(body: bytes) -> RequestType:
             "restart memd and reinstall the hooks from the same memd version"
         )
     try:
-        return _request_decoder.decode(body)
+        request: RequestType = _decoder(RequestType).decode(body)
+        return request
     except msgspec.DecodeError as exc:
         raise BadRequest(str(exc)) from None
 
 
-def decode_reply(body: bytes) -> ReplyType:
+def decode_reply(body: bytes, expect: type[Reply] | None = None) -> ReplyType:
+    """Decode one reply body: an ``expect`` or an ``Error`` when ``expect`` is given (a reply
+    of another kind is then decoded again as any reply, for the caller to name it)."""
     try:
-        return _reply_decoder.decode(body)
+        reply: ReplyType = _decoder(ReplyType if expect is None else expect | Error).decode(body)
+        return reply
     except msgspec.DecodeError as exc:
+        if expect is not None:
+            return decode_reply(body)
         raise BadRequest(f"malformed reply from daemon: {exc}") from None
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from memd.capture.entities import KINDS as ENTITY_KINDS
-from memd.capture.events import KINDS
+from memd.protocol import KINDS
 
 __all__ = [
     "CiteArgs",

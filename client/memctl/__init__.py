@@ -38,7 +38,7 @@ from . import (
     ui,
 )  # fmt: skip
 from .common import NOT_RUNNING_FIX, CommandError
-from .parsing import Command, CommandParser, common_options
+from .parsing import Command, CommandParser, common_options, lazy_commands
 
 __all__ = ["COMMANDS", "main", "parser"]
 
@@ -83,16 +83,14 @@ def parser() -> argparse.ArgumentParser:
     """memctl's parser: the common options, ``--version``, and every command by name."""
     top = argparse.ArgumentParser(prog="memctl", description="Inspect and drive memd.", parents=[common_options(True)])
     top.add_argument("--version", action="version", version=f"memctl {__version__}")
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = common_options(False)
-    for command in COMMANDS:
-        commands.add_parser(
-            command.name,
-            parents=[common],  # type: ignore[list-item]  # typeshed wants parents of the parser_class; any will do
-            help=command.help,
-            description=command.help,
-            arguments=command.arguments,
-        )
+
+    def make(command: Command) -> CommandParser:
+        return CommandParser(prog=f"{top.prog} {command.name}", parents=[common], description=command.help,
+                             arguments=command.arguments)  # fmt: skip
+
+    lazy_commands(commands, COMMANDS, make)
     return top
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +24,8 @@ def hook_command(event: str, socket_flag: str | None = None) -> str:
     argv = [os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
     if socket_flag:
         argv += ["--socket", os.path.abspath(socket_flag)]
+    import shlex  # here: memctl loads every command's module to parse one
+
     return shlex.join(argv)
 
 

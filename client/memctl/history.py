@@ -15,7 +15,7 @@ IMPORTANCE = {1: "·", 2: "•", 3: "!"}
 
 
 def history_arguments(p: argparse.ArgumentParser) -> None:
-    from memd.capture.events import KINDS
+    from memd.protocol import KINDS
 
     p.add_argument("--session", help="only this session id")
     p.add_argument("--kind", choices=sorted(KINDS), help="only events of this kind")
@@ -26,9 +26,8 @@ def history_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_history(args: argparse.Namespace) -> int:
-    from memd.capture.events import KINDS
     from memd.cite import label
-    from memd.protocol import Events, History
+    from memd.protocol import KINDS, Events, History
 
     request = History(session=args.session, limit=args.limit, kind=args.kind, tool=args.tool, project=args.project)
     with connect(args) as client:

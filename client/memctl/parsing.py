@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["Command", "CommandParser", "at_least", "common_options", "moment"]
+__all__ = ["Command", "CommandParser", "at_least", "common_options", "lazy_commands", "moment"]
 
 
 class Command(NamedTuple):
@@ -53,6 +53,36 @@ class CommandParser(argparse.ArgumentParser):
     def format_help(self) -> str:
         self._declare()
         return super().format_help()
+
+
+class _Parsers(dict[str, "CommandParser | None"]):
+    """The commands' parsers by name, each made when argparse first looks it up: making one
+    costs ~0.3 ms (argparse asks gettext for its messages, and each ask searches the locale
+    directories), ~10 ms for all of them, and a run looks up one."""
+
+    def __init__(self, make: Callable[[str], CommandParser]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __getitem__(self, name: str) -> CommandParser:
+        parser = super().__getitem__(name)  # KeyError for a name that is no command, as argparse expects
+        if parser is None:
+            parser = self[name] = self._make(name)
+        return parser
+
+
+def lazy_commands(
+    action: argparse._SubParsersAction[Any], commands: Sequence[Command], make: Callable[[Command], CommandParser]
+) -> None:
+    """Register ``commands`` with the subparsers ``action``: listed by ``--help`` with their help
+    line, their parsers made by ``make`` only when one runs.  (argparse has no public way to
+    defer ``add_parser``; this fills the two tables it keeps, as ``add_parser`` does.)"""
+    by_name = {command.name: command for command in commands}
+    parsers = _Parsers(lambda name: make(by_name[name]))
+    action._name_parser_map = action.choices = parsers
+    for command in commands:
+        parsers[command.name] = None
+        action._choices_actions.append(action._ChoicesPseudoAction(command.name, (), command.help))
 
 
 def common_options(defaults: bool) -> argparse.ArgumentParser:

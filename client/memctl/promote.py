@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 
 from .common import CommandError, connect, emit
 from .parsing import Command
@@ -35,6 +34,8 @@ def _write_new(path: str, content: str) -> None:
     """Write ``content`` to ``path`` at once (a rename), never over an existing file."""
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
+    import tempfile  # here: memctl loads every command's module to parse one
+
     fd, scratch = tempfile.mkstemp(dir=directory, prefix=".memd-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

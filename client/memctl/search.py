@@ -19,7 +19,7 @@ __all__ = ["CITE", "SEARCH", "SHOW", "TIMELINE"]
 
 
 def search_arguments(p: argparse.ArgumentParser) -> None:
-    from memd.capture.events import KINDS
+    from memd.protocol import KINDS
 
     p.add_argument("query")
     scope = p.add_mutually_exclusive_group()
@@ -89,9 +89,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 def _team_search(args: argparse.Namespace) -> int:
     """``memctl search --team``: the team's memory where it is, on the sync server."""
-    from memd.capture.events import KINDS
     from memd.context import team_line
-    from memd.protocol import TeamResults, TeamSearch
+    from memd.protocol import KINDS, TeamResults, TeamSearch
 
     filters = ("project", "kind", "tool", "session", "path", "entity", "since", "until", "smart", "lanes")
     others = [f"--{name}" for name in filters if getattr(args, name)]
@@ -116,8 +115,8 @@ def _team_search(args: argparse.Namespace) -> int:
 
 
 def _index_lines(hits: list[Hit], explain: bool) -> list[str]:
-    from memd.capture.events import KINDS
     from memd.context import index_line
+    from memd.protocol import KINDS
 
     lines = []
     for hit in hits:

@@ -9,10 +9,7 @@ that file does not set one yet.  ``status`` asks the daemon where sync stands.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
-import urllib.parse
 
 from .common import CommandError, connect, emit, plain, when
 from .parsing import Command
@@ -121,6 +118,10 @@ def _setup(args: argparse.Namespace) -> int:
 
 def _remember(config_file: str, url: str) -> None:
     """Append ``[sync] url`` (its password dropped) to config.toml."""
+    import json  # here: memctl loads every command's module to parse one
+    import re
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     if parts.password is not None:
         user = urllib.parse.quote(urllib.parse.unquote(parts.username or ""))

@@ -26,31 +26,8 @@ from .text import first_line, join, shorten, string
 from .tools import is_trivial_command, view
 from .toolview import HIGH, LOW, MEDIUM, Limits
 
-__all__ = ["DERIVED_KINDS", "KINDS", "LOGGED", "Normalized", "Skipped", "normalize"]
+__all__ = ["DERIVED_KINDS", "LOGGED", "Normalized", "Skipped", "normalize"]
 
-KINDS = {
-    "session_start": "▶",
-    "prompt": "💬",
-    "memory": "⭐",
-    "claude-memory": "🧠",
-    "tool": "🔧",
-    "tool_error": "❌",
-    "tool_use": "·",
-    "task_state": "☑",
-    "pre_compact": "⧖",
-    "compact_summary": "📦",
-    "assistant": "🤖",
-    "subagent_start": "↳",
-    "subagent_stop": "↲",
-    "session_end": "■",
-    "notification": "🔔",
-    "instructions": "📄",
-    "session_summary": "📝",
-    "snapshot": "📌",
-    "consolidated": "🧩",
-    "event": "•",
-}
-"""Every kind an event can have, with the icon `memctl history` shows for it."""
 DERIVED_KINDS = ("session_summary", "snapshot", "consolidated")
 """Kinds of the events memd derives from the log (a session's summary and snapshot, replaced
 in place: the append-only trigger's exceptions; consolidated memories): counts and timelines

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, Final
+from typing import Any
 
 __all__ = [
     "clip",
     "clip_strings",
     "first_line",
-    "has_cjk",
     "join",
     "line_count",
     "parse_meta",
@@ -20,21 +18,10 @@ __all__ = [
     "strings",
 ]
 
-_CJK: Final = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-    "\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003134f]"
-)
-
 
 def string(value: Any) -> str:
     """``value`` if it is a string, else ``""``: payload fields come and go between versions."""
     return value if isinstance(value, str) else ""
-
-
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` has Hangul (syllables or jamo), CJK ideographs, Hiragana or Katakana:
-    text that needs the trigram index, because its words are not separated the English way."""
-    return _CJK.search(text) is not None
 
 
 def first_line(text: str) -> str:
