@@ -95,6 +95,11 @@ def measure(instance: Instance, runs: int, warmup: int, events: int, against: st
     memctl = memctl_argv()
     commands: dict[str, tuple[list[str], str | None]] = {
         "`python -I -S -c pass`": ([sys.executable, "-I", "-S", "-c", "pass"], None),
+        # What every memctl run is built on, for the ratios' lower bound: site (the console
+        # script needs site-packages), argparse, and msgspec (the replies are its Structs).
+        "`python -c pass`": ([sys.executable, "-c", "pass"], None),
+        "`python -c 'import argparse'`": ([sys.executable, "-c", "import argparse"], None),
+        "`python -c 'import argparse, msgspec'`": ([sys.executable, "-c", "import argparse, msgspec"], None),
     }
     for where in [None, against] if against else [None]:
         suffix = f" ({where})" if where else ""
@@ -127,7 +132,7 @@ def report(r: Result) -> str:
         [
             f"memctl startup: {r.runs} interleaved runs of each (+{r.warmup} warm-up),"
             f" daemon holding {r.events} events",
-            f"memctl: `{shlex.join(r.series[1].argv[:-1])}`",
+            f"memctl: `{shlex.join(next(s for s in r.series if '--version' in s.name).argv[:-1])}`",
             "",
             markdown_table(["ms", "p50", "p95", "mean", "p50 / floor"], rows),
         ]
