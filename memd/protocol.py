@@ -173,6 +173,10 @@ KINDS = {
 }
 """Every kind a stored event can have (what ``--kind`` and the MCP tools' ``kind`` accept), with
 the icon `memctl history` shows for it."""
+AGENTS: Final = ("claude-code", "codex", "gemini")
+"""The agents memd takes hook events from, by the name their hook commands give (``--agent``;
+none is Claude Code): ``memd.capture.agents`` reads each one's events."""
+CLAUDE_CODE: Final = AGENTS[0]
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -236,6 +240,9 @@ class Ingest(Request):
     client shares) tells: "off" (switched off), "recall" (per-turn recall instead of loading
     ``MEMORY.md``), or "" (its default: ``MEMORY.md`` loaded, unless its settings say
     otherwise).  Sent with SessionStart and UserPromptSubmit."""
+    agent: str = ""
+    """The agent that ran the hook, as its hook command names it (``--agent codex``); "" for
+    Claude Code, whose commands name none (``memd.capture.agents``)."""
 
 
 class Ping(Request):
@@ -253,6 +260,8 @@ class History(Request):
     tool: str | None = None
     project: str | None = None
     """A project root, or a part of one (``memd`` matches ``/home/me/src/memd``)."""
+    agent: str | None = None
+    """Only events of this agent's hooks (``claude-code``, ``codex``, ``gemini``)."""
 
 
 class Search(Request):
@@ -278,6 +287,8 @@ class Search(Request):
     entity: str | None = None
     """Only events that name this entity (a file, person, symbol, error, ticket...: its name or
     an alias, as ``memctl entities`` lists them)."""
+    agent: str | None = None
+    """Only events of this agent's hooks (``claude-code``, ``codex``, ``gemini``)."""
     caller: str | None = None
     """The session asking (memd's MCP server inside Claude Code; None: a person, through memctl),
     for usage tracking and ranking: its own events since its last compaction are in the model's
@@ -548,6 +559,9 @@ class ExportedEvent(msgspec.Struct, kw_only=True):
     uses: list[ExportedUse] = []
     """How it was used by id: what graduation and retention weigh, so they come along."""
     level: ExportedLevel | None = None
+    agent: str = CLAUDE_CODE
+    """The agent whose hook it came from (``memd.capture.agents``); exports made before it had one
+    are Claude Code's."""
 
 
 class Restore(Request):
@@ -734,6 +748,8 @@ class EventRow(msgspec.Struct, kw_only=True):
     client_ts: float = 0.0
     cite: str = ""
     """The citation id, without ``mem:``."""
+    agent: str = CLAUDE_CODE
+    """The agent whose hook sent it (``memd.capture.agents``)."""
 
 
 class Events(Reply):
@@ -758,6 +774,7 @@ class Hit(msgspec.Struct, kw_only=True):
     received_at: float
     client_ts: float = 0.0
     project: str | None = None
+    agent: str = CLAUDE_CODE
     lanes: dict[str, int] = {}
     """Why it was retrieved: each lane that found it, with its rank there (1 = best)."""
     matched: list[str] = []
@@ -819,6 +836,7 @@ class Detail(msgspec.Struct, kw_only=True):
     project: str | None
     client_ts: float
     importance: int
+    agent: str = CLAUDE_CODE
     files: list[str] = []
     tools: list[str] = []
     previous: str | None = None

@@ -67,14 +67,21 @@ def claude_memory_mode(env: dict[str, str]) -> str:
 
 
 def ingest_frame(
-    event: str, payload: bytes, size: int, truncated: bool, position: str = "", claude_memory: str = ""
+    event: str,
+    payload: bytes,
+    size: int,
+    truncated: bool,
+    position: str = "",
+    claude_memory: str = "",
+    agent: str = "",
 ) -> bytes:
     """The ``Ingest`` request of memd/protocol.py, msgpack-encoded and length-prefixed."""
     body = b"".join(
         (
-            bytes((0x87 + bool(position) + bool(claude_memory),)),  # a map of 7 to 9 entries
+            bytes((0x87 + bool(position) + bool(claude_memory) + bool(agent),)),  # a map of 7 to 10 entries
             _str("position") + _str(position) if position else b"",
             _str("claude_memory") + _str(claude_memory) if claude_memory else b"",
+            _str("agent") + _str(agent) if agent else b"",
             _str("op"), _str("ingest"),
             _str("v"), _uint(PROTOCOL_VERSION),
             _str("event"), _str(event),

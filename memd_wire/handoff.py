@@ -1,8 +1,8 @@
-"""memd's Claude Code hook client: hand one hook event to the daemon, in milliseconds.
+"""memd's hook client: hand one hook event of an agent to the daemon, in milliseconds.
 
-Claude Code runs ``<absolute python> -I -S hook.py <EventName>`` with the event's
-JSON on stdin (``memctl hook-command EVENT`` prints the exact line), and hook.py calls
-``main`` here.  It must cost little more than starting Python, so it imports no
+The agent runs ``<absolute python> -I -S hook.py <EventName> [--agent codex|gemini]`` with
+the event's JSON on stdin (``memctl hook-command EVENT`` prints the exact line; no
+``--agent`` is Claude Code), and hook.py calls ``main`` here.  It must cost little more than starting Python, so it imports no
 third-party code, not even ``os`` (only C modules already loaded or nearly free), and
 does not parse the JSON: it reads stdin as bytes, wraps them in a msgpack ``Ingest`` frame
 written by hand (``frame.py``; ``memd/protocol.py`` is the schema), sends the frame over
@@ -12,9 +12,7 @@ reply's ``stdout`` (the context for SessionStart and UserPromptSubmit), if any.
 It always exits 0 and never blocks Claude Code for long.  When the daemon cannot be
 reached, answers too slowly or answers with an error it cannot act on, the frame is
 spooled (``spool.py``, imported only then) and the daemon ingests it when it next starts
-or drains the spool.
-
-A terminating signal does not lose the event either.  Claude Code SIGTERMs the async
+or drains the spool.  A terminating signal does not lose the event either.  Claude Code SIGTERMs the async
 hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
 sends SIGINT or SIGHUP), and a client killed before the daemon acknowledged its event
 used to take the event with it.  So ``run`` first installs a handler for SIGTERM, SIGHUP
@@ -68,11 +66,11 @@ TRANSCRIPT_TAIL = 64 * 1024
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """Events with an id of their own (``tool_use_id``): they need no ``position``."""
 BACKGROUND_EVENTS = ("PostToolUse", "PostToolUseFailure")
-"""The events memd's hooks.json and ``memctl install`` register asynchronously: Claude Code
-waits for none of them, so their client yields the CPU (nice ``BACKGROUND_NICE``) to what
-someone waits for: the daemon, Claude Code, the synchronous hooks.  Measured with
-bench/load.py at 32 sessions on 2 cores: the synchronous hooks' p50 fell from 363 to 134 ms
-and a search's from 263 to 110 ms, the tool hooks' rose from 91 to 223 ms, nothing spooled."""
+"""Claude Code's events that memd registers asynchronously (other agents wait for every hook):
+nothing waits for them, so their client yields the CPU (nice ``BACKGROUND_NICE``) to what
+someone waits for.  Measured with bench/load.py at 32 sessions on 2 cores: the synchronous
+hooks' p50 fell from 363 to 134 ms and a search's from 263 to 110 ms, the tool hooks' rose
+from 91 to 223 ms, nothing spooled."""
 BACKGROUND_NICE = 19
 
 
@@ -243,11 +241,12 @@ def _deadline(env: dict[str, str]) -> float:
 class _Progress:
     """How far this hook's event got, for ``_on_signal``: what it must still keep, if anything."""
 
-    __slots__ = ("event", "frame", "safe", "signalled", "socket_flag", "spooling", "stdin", "where")
+    __slots__ = ("agent", "event", "frame", "safe", "signalled", "socket_flag", "spooling", "stdin", "where")
 
-    def __init__(self, event: str = "", socket_flag: str | None = None) -> None:
+    def __init__(self, event: str = "", socket_flag: str | None = None, agent: str = "") -> None:
         self.event = event
         self.socket_flag = socket_flag
+        self.agent = agent
         self.stdin = _Stdin()
         self.frame: bytes | None = None
         self.where: paths.Paths | None = None
@@ -275,7 +274,7 @@ class _Progress:
         # Cut short, the payload is likely no whole JSON object; marked truncated, the daemon
         # salvages its identifying fields.  All of it may have arrived already, though.
         cut = size > len(payload) or not (self.stdin.done or _is_json(payload))
-        return ingest_frame(self.event, payload, size, truncated=cut)
+        return ingest_frame(self.event, payload, size, truncated=cut, agent=self.agent)
 
 
 _progress = _Progress()
@@ -333,9 +332,10 @@ def run(argv: list[str]) -> None:
     global _progress
     event = argv[1] if len(argv) > 1 else ""
     socket_flag = argv[argv.index("--socket") + 1] if "--socket" in argv[:-1] else None
-    progress = _progress = _Progress(event, socket_flag)
+    agent = argv[argv.index("--agent") + 1] if "--agent" in argv[:-1] else ""  # none: Claude Code
+    progress = _progress = _Progress(event, socket_flag, agent)
     _install_handlers()
-    if event in BACKGROUND_EVENTS:
+    if event in BACKGROUND_EVENTS and not agent:
         try:  # noqa: SIM105 (contextlib would cost the client an import)
             posix.nice(BACKGROUND_NICE)
         except OSError:  # refused: the hook runs at its usual priority
@@ -344,11 +344,11 @@ def run(argv: list[str]) -> None:
     if not payload or payload.isspace():
         progress.safe = True
         return  # Claude Code sometimes sends nothing: there is no event to keep.
-    position = transcript_position(payload) if event not in _TOOL_EVENTS else ""
+    position = transcript_position(payload) if event not in _TOOL_EVENTS and not agent else ""  # Claude Code's
     env = paths.environ()
     native = claude_memory_mode(env) if event in CONTEXT_EVENTS else ""
     progress.frame = frame = ingest_frame(
-        event, payload, size, truncated=size > len(payload), position=position, claude_memory=native
+        event, payload, size, truncated=size > len(payload), position=position, claude_memory=native, agent=agent
     )
     progress.where = where = paths.resolve(socket=socket_flag, env=env)
     try:

@@ -28,8 +28,9 @@ import msgspec
 from memd_wire.frame import TAIL_KEEP
 
 from ..config import CaptureConfig
-from ..protocol import SECRET_KIND, Ingest
+from ..protocol import CLAUDE_CODE, SECRET_KIND, Ingest
 from ..surrogates import repair_lone_surrogates
+from .agents import agent_name, translate
 from .compaction import summary_body
 from .events import Normalized, Skipped, normalize
 from .privacy import Privacy, Redactions
@@ -92,6 +93,8 @@ class NewEvent(msgspec.Struct, kw_only=True):
     ``redaction_totals``."""
     claude_memory: str = ""
     """``Ingest.claude_memory``: what Claude Code's own memory does in the session (not stored)."""
+    agent: str = CLAUDE_CODE
+    """The agent whose hook sent it (``memd.capture.agents``)."""
     per_compaction: bool = False
     """One of a compaction's own events with no id of its own (PreCompact, SessionStart with
     source ``compact``): the store adds to ``idem_key`` how many compactions (PostCompact) the
@@ -232,6 +235,15 @@ def redaction_counts(redactions: Redactions) -> dict[str, int]:
     }
 
 
+def _read(ingest: Ingest) -> tuple[str, str, dict[str, Any]]:
+    """The agent, the event in Claude Code's terms ("" for none of the session's) and the payload."""
+    raw = parse_payload(ingest)
+    named = raw.get("hook_event_name")
+    agent = agent_name(ingest.agent)
+    event, payload = translate(agent, named if isinstance(named, str) and named else ingest.event or "Unknown", raw)
+    return agent, event, payload
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -248,18 +260,14 @@ class Capture:
     def key(self, ingest: Ingest) -> str:
         """The idempotency key ``prepare`` would give the event, for a fraction of its cost
         (no privacy filter): an import asks which events are stored already."""
-        raw = parse_payload(ingest)
-        named = raw.get("hook_event_name")
-        return idempotency_key(
-            named if isinstance(named, str) and named else ingest.event or "Unknown", raw, ingest.payload,
-            ingest.position,
-        )  # fmt: skip
+        _agent, event, raw = _read(ingest)
+        return idempotency_key(event or ingest.event, raw, ingest.payload, ingest.position)
 
     def prepare(self, ingest: Ingest, received_at: float) -> NewEvent | Skipped:
         """Turn one envelope into a ``NewEvent`` (or ``Skipped``); raise ``InvalidPayload``."""
-        raw = parse_payload(ingest)
-        named = raw.get("hook_event_name")
-        event = named if isinstance(named, str) and named else ingest.event or "Unknown"
+        agent, event, raw = _read(ingest)
+        if not event:
+            return Skipped(f"{ingest.event} is no event of a {agent} session")
         idem_key = idempotency_key(event, raw, ingest.payload, ingest.position)
         payload, redactions = self.privacy.value(raw)
         normalized = normalize(event, payload, self.config)
@@ -293,4 +301,5 @@ class Capture:
             redactions=counts,
             per_compaction=event == "PreCompact" or (event == "SessionStart" and payload.get("source") == "compact"),
             claude_memory=ingest.claude_memory,
+            agent=agent,
         )

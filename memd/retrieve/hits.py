@@ -257,6 +257,7 @@ def to_hits(
             received_at=doc.received_at,
             client_ts=doc.client_ts,
             project=doc.project,
+            agent=doc.agent,
             lanes={lane: where[doc.id] for lane, where in positions.items() if doc.id in where},
             matched=list(evidence.matched),
             similarity=sim,

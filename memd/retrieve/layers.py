@@ -91,6 +91,7 @@ def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Det
             project=row.root,
             client_ts=row.client_ts,
             importance=row.importance,
+            agent=row.agent,
             files=files_of(meta),
             tools=[row.tool] if row.tool else strings(meta.get("tools"))[:10],
             previous=neighbour_cite(conn, session, row.id, later=False) if session else None,

@@ -38,6 +38,7 @@ class Browse:
             kind=request.kind,
             tool=request.tool,
             project=request.project,
+            agent=request.agent,
         )
         return Events(events=rows)
 

@@ -88,6 +88,7 @@ class Retriever:
             since=request.since,
             until=request.until,
             entity=request.entity,
+            agent=request.agent,
         )
         # The caller's own recent events are in its context: they rank last (not when it asked for them).
         in_context = request.caller if request.caller and request.caller != request.session else None

@@ -18,6 +18,7 @@ from ..capture.events import LOGGED
 from ..capture.prepare import NewEvent
 from ..capture.snapshot import plain, take
 from ..capture.summary import SummaryRow, summarize
+from ..protocol import CLAUDE_CODE
 from ..query import has_cjk
 from .citations import assign as assign_citation
 from .entities import record as record_entities
@@ -43,11 +44,13 @@ class Committed(NamedTuple):
 
 _INSERT_EVENT = (
     "INSERT INTO events (idem_key, event, session_id, project_id, kind, tool, title, text, meta, payload,"
-    " importance, client_ts, received_at, size, truncated, cjk)"
+    " importance, client_ts, received_at, size, truncated, cjk, agent)"
     " VALUES (?, ?, ?, coalesce(?, (SELECT project_id FROM sessions WHERE id = ?)),"
-    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SESSION_COLUMNS = frozenset({"source", "model", "end_reason"})
+_SESSION_AGENT = "SELECT agent FROM events WHERE session_id = ? ORDER BY id LIMIT 1"
+"""The agent of a session, whose summary and snapshot are its too."""
 
 
 _COMPACTIONS = "SELECT count(*) FROM events WHERE session_id = ? AND event = 'PostCompact'"
@@ -68,6 +71,7 @@ def insert_event(
             key, event.event, event.session_id, project_id, event.session_id, event.kind, event.tool,
             event.title, event.text, event.meta, event.payload, event.importance, event.client_ts,
             event.received_at, event.size, event.truncated, has_cjk(event.title) or has_cjk(event.text),
+            event.agent,
         ),
     ).fetchone()  # fmt: skip
     if row is None:
@@ -149,6 +153,7 @@ def insert_derived(
 ) -> int:  # fmt: skip
     """Store (or replace in place) the derived event of idempotency key ``key``; its id."""
     encoded = json.dumps(meta, ensure_ascii=False)
+    agent = conn.execute(_SESSION_AGENT, (session_id,)).fetchone() if session_id else None
     (event_id,) = conn.execute(
         _INSERT_EVENT + " ON CONFLICT(idem_key) DO UPDATE SET title = excluded.title, text = excluded.text,"
         " cjk = excluded.cjk, meta = excluded.meta, client_ts = excluded.client_ts,"
@@ -156,6 +161,7 @@ def insert_derived(
         (
             key, "memd", session_id, project_id, session_id, kind, None, title, text, encoded,
             encoded, importance, ts, now, len(encoded), False, has_cjk(title) or has_cjk(text),
+            agent[0] if agent else CLAUDE_CODE,
         ),
     ).fetchone()  # fmt: skip
     assign_citation(conn, event_id, key)

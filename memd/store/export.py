@@ -20,7 +20,7 @@ __all__ = ["exported_events", "snapshot"]
 
 _EVENTS = (
     "SELECT coalesce(c.cite, ''), e.idem_key, e.event, e.kind, e.session_id, p.root, e.tool, e.title, e.text,"
-    " e.meta, e.importance, e.client_ts, e.received_at, e.payload, e.id,"
+    " e.meta, e.importance, e.client_ts, e.received_at, e.payload, e.id, e.agent,"
     " l.level, l.accesses, l.best_confidence, l.sessions, l.last_access"
     " FROM events e LEFT JOIN citations c ON c.event_id = e.id LEFT JOIN projects p ON p.id = e.project_id"
     " LEFT JOIN memory_levels l ON l.event_id = e.id"
@@ -62,9 +62,9 @@ def exported_events(
         yield ExportedEvent(
             cite=r[0], idem_key=r[1], event=r[2], kind=r[3], session_id=r[4], project=r[5], tool=r[6],
             title=r[7], text=r[8], meta=_json(r[9]), importance=r[10], client_ts=r[11], received_at=r[12],
-            payload=r[13], uses=_uses(conn, r[14]),
-            level=None if r[15] is None else ExportedLevel(
-                level=r[15], accesses=r[16], best_confidence=r[17], sessions=r[18], last_access=r[19],
+            payload=r[13], uses=_uses(conn, r[14]), agent=r[15],
+            level=None if r[16] is None else ExportedLevel(
+                level=r[16], accesses=r[17], best_confidence=r[18], sessions=r[19], last_access=r[20],
             ),
         )  # fmt: skip
 

@@ -35,6 +35,7 @@ from typing import Final
 
 import msgspec
 
+from ..protocol import CLAUDE_CODE
 from ..query import Query, like_patterns, match_expression, trigram_expression
 from .schema import TOKENIZER, context_row
 
@@ -88,6 +89,8 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     """Leave out this session's events (what an agent's context already holds)."""
     entity: str | None = None
     """Only events that name an entity known by this alias (``memd.store.entities``)."""
+    agent: str | None = None
+    """Only events of this agent's hooks (``memd.capture.agents``)."""
 
     def sql(self) -> tuple[str, list[object]]:
         """``AND ...`` clauses over ``events e`` and their arguments."""
@@ -102,6 +105,7 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
             ("e.client_ts < ?", self.until),
             ("e.importance >= ?", self.min_importance),
             ("e.session_id IS NOT ?", self.not_session),
+            ("e.agent = ?", self.agent),
         ):
             if value is not None:
                 clauses.append(clause)
@@ -315,6 +319,7 @@ class Doc(msgspec.Struct, frozen=True, kw_only=True):
     meta: str = "{}"
     level: int = 0
     """Graduation level (``memd.capture.graduation``)."""
+    agent: str = CLAUDE_CODE
 
 
 def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
@@ -322,7 +327,7 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
         return {}
     rows = conn.execute(
         "SELECT e.id, e.kind, e.tool, e.title, e.text, e.importance, e.client_ts, e.received_at, e.session_id, p.root,"
-        " e.meta, coalesce(l.level, 0) FROM events e LEFT JOIN projects p ON p.id = e.project_id"
+        " e.meta, coalesce(l.level, 0), e.agent FROM events e LEFT JOIN projects p ON p.id = e.project_id"
         f" LEFT JOIN memory_levels l ON l.event_id = e.id WHERE e.id IN ({','.join('?' * len(ids))})",
         list(ids),
     ).fetchall()

@@ -28,10 +28,12 @@ class EventRow(NamedTuple):
     client_ts: float
     importance: int
     meta: str
+    agent: str
 
 
 _EVENT = (
-    "SELECT e.id, c.cite, e.kind, e.tool, e.title, e.text, e.session_id, p.root, e.client_ts, e.importance, e.meta"
+    "SELECT e.id, c.cite, e.kind, e.tool, e.title, e.text, e.session_id, p.root, e.client_ts, e.importance, e.meta,"
+    " e.agent"
     " FROM events e LEFT JOIN citations c ON c.event_id = e.id LEFT JOIN projects p ON p.id = e.project_id"
 )
 

@@ -30,7 +30,7 @@ the frame limit however many go."""
 
 _EVENT_FIELDS: Final = (
     "id", "session_id", "project", "kind", "tool", "title", "importance", "received_at", "size",
-    "event", "client_ts", "cite",
+    "event", "client_ts", "cite", "agent",
 )  # fmt: skip
 
 
@@ -55,7 +55,7 @@ def event_rows(conn: sqlite3.Connection, event_ids: list[int]) -> list[EventRow]
     """The events ``event_ids`` names, as listed, in id order (gone ones left out)."""
     rows = conn.execute(
         "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
-        " e.event, e.client_ts, coalesce(c.cite, '') FROM events e LEFT JOIN projects p ON p.id = e.project_id"
+        " e.event, e.client_ts, coalesce(c.cite, ''), e.agent FROM events e LEFT JOIN projects p ON p.id = e.project_id"
         " LEFT JOIN citations c ON c.event_id = e.id WHERE e.id IN (SELECT value FROM json_each(?)) ORDER BY e.id",
         (json.dumps(event_ids),),
     )

@@ -160,6 +160,7 @@ async def history(
     kind: str | None = None,
     tool: str | None = None,
     project: str | None = None,
+    agent: str | None = None,
 ) -> list[EventRow]:
     """The latest ``limit`` events matching every filter given, oldest first."""
     where: list[str] = []
@@ -168,6 +169,7 @@ async def history(
         ("e.session_id = ?", session),
         ("e.kind = ?", kind),
         ("e.tool = ?", tool),
+        ("e.agent = ?", agent),
     ):
         if value is not None:
             where.append(clause)
@@ -177,7 +179,7 @@ async def history(
         args += [like(project)] * 3
     rows = await conn.execute_fetchall(
         "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
-        " e.event, e.client_ts, c.cite"
+        " e.event, e.client_ts, c.cite, e.agent"
         " FROM events e LEFT JOIN projects p ON p.id = e.project_id LEFT JOIN citations c ON c.event_id = e.id"
         f" {'WHERE ' + ' AND '.join(where) if where else ''}"
         " ORDER BY e.id DESC LIMIT ?",
@@ -197,6 +199,7 @@ async def history(
             event=r[9],
             client_ts=r[10],
             cite=r[11] or "",
+            agent=r[12],
         )
         for r in reversed(list(rows))
     ]

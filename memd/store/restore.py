@@ -58,7 +58,7 @@ def restore(
             idem_key=row.idem_key, event=row.event, kind=row.kind, session_id=row.session_id, cwd=row.project,
             tool=row.tool, title=row.title, text=row.text, meta=meta, payload=row.payload or "{}",
             importance=row.importance, client_ts=row.client_ts, received_at=row.received_at,
-            size=len(row.payload or meta), truncated=False,
+            size=len(row.payload or meta), truncated=False, agent=row.agent,
         )  # fmt: skip
         committed = insert_event(conn, event, project_id)
         if committed.duplicate:

@@ -812,6 +812,15 @@ MIGRATIONS: Final = (
         """,
         then=assign_all_citations,
     ),
+    Migration(
+        16,
+        "the agent of each event: Claude Code, Codex CLI or Gemini CLI",
+        """
+        -- memd.capture.agents names them.  Every event stored before came from Claude Code's
+        -- hooks or transcripts.  A column with a constant default: no row is rewritten.
+        ALTER TABLE events ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code';
+        """,
+    ),
 )
 
 
