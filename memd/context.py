@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .cite import Quoted, label, render_quotes
-from .protocol import Detail, EntitiesResult, Entry, Hit, TeamHit, TimelineResult
+from .protocol import CLAUDE_CODE, Detail, EntitiesResult, Entry, Hit, TeamHit, TimelineResult
 from .retrieve.digest import LONG_FORM
 from .tokens import estimate_tokens, truncate_to_tokens
 
@@ -106,10 +106,16 @@ def _what(kind: str, tool: str | None) -> str:
     return f"{kind} {tool}" if tool else kind
 
 
+def _by(agent: str) -> str:
+    """Which agent's session it came from, said when it is not Claude Code's."""
+    return "" if agent == CLAUDE_CODE else f" ({agent})"
+
+
 def index_line(hit: Hit) -> str:
-    """One hit of the index layer: citation id, kind, date, confidence, cost to expand, summary."""
+    """One hit of the index layer: citation id, kind (and the agent, when another than Claude
+    Code), date, confidence, cost to expand, summary."""
     return (
-        f"[{label(hit.cite)}] {_what(hit.kind, hit.tool)} · {day(hit.client_ts or hit.received_at)}"
+        f"[{label(hit.cite)}] {_what(hit.kind, hit.tool)}{_by(hit.agent)} · {day(hit.client_ts or hit.received_at)}"
         f" · {hit.confidence:.2f} · ~{hit.tokens} tok: {hit.summary or hit.title}"
     )
 
@@ -163,7 +169,7 @@ def entities_text(result: EntitiesResult) -> str:
 
 def detail_text(detail: Detail, style: str = "inline") -> str:
     """One memory in full: a header, its text as a citable quote, its neighbours."""
-    head = f"[{label(detail.cite)}] {_what(detail.kind, detail.tool)} · {_clock(detail.client_ts)}"
+    head = f"[{label(detail.cite)}] {_what(detail.kind, detail.tool)}{_by(detail.agent)} · {_clock(detail.client_ts)}"
     if detail.project:
         head += f" · {detail.project}"
     lines = [head] if detail.kind in LONG_FORM else [head, f"Title: {detail.title}"]

@@ -2,30 +2,31 @@
 
 The agent runs ``<absolute python> -I -S hook.py <EventName> [--agent codex|gemini]`` with
 the event's JSON on stdin (``memctl hook-command EVENT`` prints the exact line; no
-``--agent`` is Claude Code), and hook.py calls ``main`` here.  It must cost little more than starting Python, so it imports no
-third-party code, not even ``os`` (only C modules already loaded or nearly free), and
-does not parse the JSON: it reads stdin as bytes, wraps them in a msgpack ``Ingest`` frame
-written by hand (``frame.py``; ``memd/protocol.py`` is the schema), sends the frame over
-the Unix socket and waits for the daemon's reply under a hard deadline.  It prints the
-reply's ``stdout`` (the context for SessionStart and UserPromptSubmit), if any.
+``--agent`` is Claude Code), and hook.py calls ``main`` here. It must cost little more than
+starting Python, so it imports no third-party code, not even ``os`` (only C modules already
+loaded or nearly free), and does not parse the JSON: it reads stdin as bytes, wraps them in
+a msgpack ``Ingest`` frame written by hand (``frame.py``; ``memd/protocol.py`` is the
+schema), sends the frame over the Unix socket and waits for the daemon's reply under a hard
+deadline. It prints the reply's ``stdout`` (the context for SessionStart and
+UserPromptSubmit), if any.
 
-It always exits 0 and never blocks Claude Code for long.  When the daemon cannot be
-reached, answers too slowly or answers with an error it cannot act on, the frame is
-spooled (``spool.py``, imported only then) and the daemon ingests it when it next starts
-or drains the spool.  A terminating signal does not lose the event either.  Claude Code SIGTERMs the async
-hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
-sends SIGINT or SIGHUP), and a client killed before the daemon acknowledged its event
-used to take the event with it.  So ``run`` first installs a handler for SIGTERM, SIGHUP
-and SIGINT (``_on_signal``) that spools the frame unless the daemon has acknowledged it,
-or, while stdin is still being read, a frame of what has been read so far (the daemon
-salvages its fields), and then exits 0 at once.  The handler runs between bytecodes of
-the main flow, so ``_Progress`` tracks how far the event got: one flag makes sure the
-event is spooled at most once, and a signal arriving while a spool file is being written
-waits for the rename instead of leaving a half file.  (A signal between the daemon's
-reply and the flag that records it may spool a duplicate: harmless, as above.)  When nothing
-listens on the socket at all (no daemon, as opposed to a slow one), the hook then
-starts the daemon in the background (``autostart.py``: at most once per 10 s however
-many hooks fire) and exits without waiting for it: the next events find it up.
+It always exits 0 and never blocks Claude Code for long. When the daemon cannot be reached,
+answers too slowly or answers with an error it cannot act on, the frame is spooled
+(``spool.py``, imported only then) and the daemon ingests it when it next starts or drains
+the spool. A terminating signal does not lose the event either. Claude Code SIGTERMs the
+async hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
+sends SIGINT or SIGHUP), and a client killed before the daemon acknowledged its event used
+to take the event with it. So ``run`` first installs a handler for SIGTERM, SIGHUP and
+SIGINT (``_on_signal``) that spools the frame unless the daemon has acknowledged it, or,
+while stdin is still being read, a frame of what has been read so far (the daemon salvages
+its fields), and then exits 0 at once. The handler runs between bytecodes of the main flow,
+so ``_Progress`` tracks how far the event got: one flag makes sure the event is spooled at
+most once, and a signal arriving while a spool file is being written waits for the rename
+instead of leaving a half file. (A signal between the daemon's reply and the flag that
+records it may spool a duplicate: harmless, as above.) When nothing listens on the socket at
+all (no daemon, as opposed to a slow one), the hook then starts the daemon in the background
+(``autostart.py``: at most once per 10 s however many hooks fire) and exits without waiting
+for it: the next events find it up.
 
 This module, ``frame.py`` and ``paths.py`` are all the hook client loads when the daemon
 takes its event: each module more costs its bytecode's load on every hook, so the slow

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 
 from memd.capture.entities import KINDS as ENTITY_KINDS
-from memd.protocol import KINDS
+from memd.protocol import AGENTS, KINDS
 
 __all__ = [
     "CiteArgs",
@@ -28,8 +28,10 @@ else:
     Kind = Literal[tuple(KINDS)]  # for msgspec: the schema lists them and validation refuses others
 if TYPE_CHECKING:
     EntityKind = str
+    Agent = str
 else:
     EntityKind = Literal[ENTITY_KINDS]
+    Agent = Literal[AGENTS]
 Query = Annotated[str, msgspec.Meta(min_length=1, max_length=2000, description="What to look for, in plain words.")]
 Id = Annotated[
     str, msgspec.Meta(min_length=1, max_length=40, description="A citation id from search results, like mem:Ab3xY9Kq.")
@@ -53,6 +55,7 @@ class SearchArgs(msgspec.Struct, forbid_unknown_fields=True):
     project: Project = None
     all_projects: Annotated[bool, msgspec.Meta(description="Search every project.")] = False
     kind: Annotated[Kind | None, msgspec.Meta(description="Only memories of this kind.")] = None
+    agent: Annotated[Agent | None, msgspec.Meta(description="Only memories from this agent's sessions.")] = None
     since: Since = None
     entity: (
         Annotated[

@@ -113,7 +113,8 @@ def tools(ctx: Context) -> list[Tool]:
             )  # fmt: skip
             return render_team(ctx.call(team, TeamResults), a.query)
         request = Search(
-            query=a.query, limit=a.limit, kind=a.kind, since=_since(a.since), entity=a.entity, caller=ctx.session,
+            query=a.query, limit=a.limit, kind=a.kind, agent=a.agent, since=_since(a.since), entity=a.entity,
+            caller=ctx.session,
             **_scope(ctx, a.project, a.all_projects),
         )  # fmt: skip
         return render_index(ctx.call(request, SearchResults), a.query)

@@ -15,9 +15,10 @@ IMPORTANCE = {1: "·", 2: "•", 3: "!"}
 
 
 def history_arguments(p: argparse.ArgumentParser) -> None:
-    from memd.protocol import KINDS
+    from memd.protocol import AGENTS, KINDS
 
     p.add_argument("--session", help="only this session id")
+    p.add_argument("--agent", choices=AGENTS, help="only events of this agent's sessions")
     p.add_argument("--kind", choices=sorted(KINDS), help="only events of this kind")
     p.add_argument("--tool", help="only calls of this tool (Bash, Edit, mcp__server__tool, ...)")
     p.add_argument("--project", help="only this project (its root path, or a part of it)")
@@ -27,14 +28,17 @@ def history_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from memd.cite import label
-    from memd.protocol import KINDS, Events, History
+    from memd.protocol import CLAUDE_CODE, KINDS, Events, History
 
-    request = History(session=args.session, limit=args.limit, kind=args.kind, tool=args.tool, project=args.project)
+    request = History(
+        session=args.session, limit=args.limit, kind=args.kind, tool=args.tool, project=args.project, agent=args.agent
+    )
     with connect(args) as client:
         reply = client.call(request, Events)
     lines = [
         f"{KINDS.get(e.kind, KINDS['event'])} [{label(e.cite)}] {when(e.client_ts or e.received_at)}"
         f" {IMPORTANCE.get(e.importance, ' ')} {(e.session_id or '-')[:8]}  {e.title}"
+        + ("" if e.agent == CLAUDE_CODE else f"  ({e.agent})")
         for e in reply.events
     ]
     emit(args, plain(reply), "\n".join(lines) if lines else "no events match")

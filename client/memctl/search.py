@@ -19,7 +19,7 @@ __all__ = ["CITE", "SEARCH", "SHOW", "TIMELINE"]
 
 
 def search_arguments(p: argparse.ArgumentParser) -> None:
-    from memd.protocol import KINDS
+    from memd.protocol import AGENTS, KINDS
 
     p.add_argument("query")
     scope = p.add_mutually_exclusive_group()
@@ -30,6 +30,7 @@ def search_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--session", help="only this session id")
     p.add_argument("--path", help="only events about a file whose path contains this")
     p.add_argument("--entity", help="only events that name this entity (memctl entities lists them)")
+    p.add_argument("--agent", choices=AGENTS, help="only events of this agent's sessions")
     p.add_argument("--since", type=moment, help="only events after this (2026-11-21, 12h, 7d)")
     p.add_argument("--until", type=moment, help="only events before this")
     p.add_argument("--limit", type=at_least(1), default=10, help="how many hits (default 10)")
@@ -58,6 +59,7 @@ def run_search(args: argparse.Namespace) -> int:
         session=args.session,
         path=args.path,
         entity=args.entity,
+        agent=args.agent,
         since=args.since,
         until=args.until,
     )
