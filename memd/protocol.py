@@ -951,6 +951,8 @@ class StatsReport(Reply):
     """Memories per graduation level, L0 to L4 (``memd.capture.graduation``)."""
     kinds: dict[str, int] = {}
     """Events per kind, derived kinds (summaries, snapshots, consolidations) included; all time."""
+    agents: dict[str, int] = {}
+    """Events per agent (Claude Code, Codex CLI, Gemini CLI); all time."""
     projects: list[ProjectCount] = []
     """The projects with the most events, most first."""
     project_count: int = 0

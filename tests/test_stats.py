@@ -112,6 +112,7 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
         "usage",
         "levels",
         "kinds",
+        "agents",
         "projects",
         "project_count",
         "sizes",
@@ -122,6 +123,7 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
         "claude_memory",
     }
     assert data["per_day"] == []  # the viewer's chart asks for days; memctl does not
+    assert data["agents"] == {"claude-code": sum(data["kinds"].values())}  # every hook here was Claude Code's
     assert data["projects"] == [{"root": a, "events": 4}, {"root": b, "events": 1}]
     assert set(data["sizes"]) == {
         "database", "wal", "keyword_index", "trigram_index", "context_index", "vector_index", "measured"

@@ -174,6 +174,7 @@ def run_stats(args: argparse.Namespace) -> int:
     lines = [
         f"events: {sum(reply.kinds.values())} in {reply.project_count} projects; by kind: "
         + (", ".join(f"{kind} {n}" for kind, n in reply.kinds.items()) or "none")
+        + ("; by agent: " + ", ".join(f"{agent} {n}" for agent, n in reply.agents.items()) if reply.agents else "")
     ]
     lines += [f"  {p.events:>8}  {p.root or '(no project)'}" for p in reply.projects]
     lines.append("graduation levels: " + ", ".join(f"{level} {n}" for level, n in reply.levels.items()))

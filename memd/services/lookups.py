@@ -155,6 +155,7 @@ class Lookups:
             usage=await run(usage.totals, request.since),
             levels=await run(usage.levels),
             kinds=await run(queries.kinds),
+            agents=await run(queries.agents),
             projects=projects,
             project_count=project_count,
             sizes=await run(queries.storage, self.store.path, indexer.index_dir if indexer else None),

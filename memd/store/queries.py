@@ -76,6 +76,11 @@ def kinds(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(conn.execute("SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY n DESC, kind"))
 
 
+def agents(conn: sqlite3.Connection) -> dict[str, int]:
+    """Events per agent, most first (read off ``events_by_agent``)."""
+    return dict(conn.execute("SELECT agent, count(*) AS n FROM events GROUP BY agent ORDER BY n DESC, agent"))
+
+
 def top_projects(conn: sqlite3.Connection, limit: int) -> tuple[list[ProjectCount], int]:
     """The ``limit`` projects with the most events (read off ``events_by_project``), and how
     many projects there are."""

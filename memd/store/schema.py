@@ -819,6 +819,7 @@ MIGRATIONS: Final = (
         -- memd.capture.agents names them.  Every event stored before came from Claude Code's
         -- hooks or transcripts.  A column with a constant default: no row is rewritten.
         ALTER TABLE events ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code';
+        CREATE INDEX events_by_agent ON events(agent);
         """,
     ),
 )
