@@ -125,13 +125,16 @@ def without(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def merged(settings: dict[str, Any], command: Callable[[str], str]) -> dict[str, Any]:
-    """``settings`` with memd's current hooks (``command(event)`` runs the hook client)."""
+def merged(
+    settings: dict[str, Any], command: Callable[[str], str], events: dict[str, dict[str, int | bool]] = HOOKS
+) -> dict[str, Any]:
+    """``settings`` with memd's current hooks for ``events`` (Claude Code's by default; Codex
+    CLI's file has the same shape), ``command(event)`` running the hook client."""
     result = without(settings)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f'"hooks" is a {type(hooks).__name__}, not an object: fix or remove it first')
-    for event, options in HOOKS.items():
+    for event, options in events.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SettingsError(f'"hooks.{event}" is a {type(groups).__name__}, not a list: fix or remove it first')

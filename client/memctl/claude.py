@@ -17,13 +17,15 @@ from .parsing import Command
 __all__ = ["HOOK_COMMAND", "INSTALL", "MCP", "UNINSTALL", "hook_command"]
 
 
-def hook_command(event: str, socket_flag: str | None = None) -> str:
-    """The shell command Claude Code should run for ``event``."""
+def hook_command(event: str, socket_flag: str | None = None, agent: str = "") -> str:
+    """The shell command an agent should run for ``event`` (Claude Code when ``agent`` is "")."""
     from memd_wire.launcher import HOOK_SCRIPT
 
     argv = [os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
     if socket_flag:
         argv += ["--socket", os.path.abspath(socket_flag)]
+    if agent:
+        argv += ["--agent", agent]
     import shlex  # here: memctl loads every command's module to parse one
 
     return shlex.join(argv)
@@ -57,13 +59,19 @@ def edit_config(
 
 
 def install_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--agent",
+        choices=["claude-code", "codex"],
+        default="claude-code",
+        help="the agent whose configuration to change (default: Claude Code)",
+    )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--settings", help="this settings file (default: by --scope)")
+    where.add_argument("--settings", help="Claude Code: this settings file (default: by --scope)")
     where.add_argument(
         "--scope",
         choices=["user", "project"],
         default="user",
-        help="user: ~/.claude/settings.json (default); project: ./.claude/settings.json",
+        help="user: ~/.claude/settings.json, ~/.codex (default); project: ./.claude/settings.json, ./.codex",
     )
     p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
     p.set_defaults(handler=run_install)
@@ -78,10 +86,18 @@ def _settings_path(args: argparse.Namespace) -> str:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out)."""
+    """Merge memd's hooks into Claude Code's settings (or, for uninstall, take them out); with
+    ``--agent``, into another agent's configuration."""
     from memd_wire import launcher
 
     from .. import install
+
+    if args.agent != "claude-code":
+        if args.settings:
+            raise CommandError("--settings is Claude Code's: use --scope with --agent", exit_code=2)
+        from .agents import run_agent
+
+        return run_agent(args, lambda event: hook_command(event, args.socket, args.agent))
 
     path = _settings_path(args)
     if args.command == "uninstall":
@@ -160,10 +176,12 @@ def run_hook_command(args: argparse.Namespace) -> int:
 
 INSTALL = Command(
     "install",
-    "merge memd's hooks into Claude Code's settings.json (keeps every other hook and key)",
+    "merge memd's hooks into Claude Code's settings.json, or another agent's (--agent); keeps every other hook",
     install_arguments,
 )
-UNINSTALL = Command("uninstall", "take exactly memd's hooks out of Claude Code's settings.json", install_arguments)
+UNINSTALL = Command(
+    "uninstall", "take exactly memd's hooks out of Claude Code's settings.json, or another agent's", install_arguments
+)
 MCP = Command("mcp", "memd's MCP server: serve it on stdio, or register it with Claude Code or Desktop", mcp_arguments)
 HOOK_COMMAND = Command(
     "hook-command", "print the command line Claude Code should run for a hook event", hook_command_arguments
