@@ -1,6 +1,6 @@
 """The real Claude Code CLI with memd's plugin, against the same runs without memd.
 
-Drives the pinned ``claude`` (tests/e2e/install_claude.py installs it) in headless mode
+Drives the pinned ``claude`` (tests/e2e/install_clis.py installs it) in headless mode
 against the tests' fake of the Messages API: ``--sessions`` scripted sessions (a prompt
 with tool calls; every fifth resumes the one before), each run twice back to back, once
 by a user with memd's plugin and once by a user without memd.  Both users carry the same
@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from conftest import Instance  # noqa: E402  (the tests' isolated daemon)
 from e2e.fake_api import FakeAnthropic  # noqa: E402
 from e2e.harness import ClaudeCode, compaction_agent, fired, stored  # noqa: E402
-from e2e.install_claude import install  # noqa: E402
+from e2e.install_clis import install  # noqa: E402
 
 TARGET_OVERHEAD_MS = 150.0
 STALL_S = 1.0

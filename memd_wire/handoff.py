@@ -10,23 +10,20 @@ schema), sends the frame over the Unix socket and waits for the daemon's reply u
 deadline. It prints the reply's ``stdout`` (the context for SessionStart and
 UserPromptSubmit), if any.
 
-It always exits 0 and never blocks Claude Code for long. When the daemon cannot be reached,
-answers too slowly or answers with an error it cannot act on, the frame is spooled
-(``spool.py``, imported only then) and the daemon ingests it when it next starts or drains
-the spool. A terminating signal does not lose the event either. Claude Code SIGTERMs the
-async hooks still running when ``claude -p`` ends (and a user's Ctrl-C or a closed terminal
-sends SIGINT or SIGHUP), and a client killed before the daemon acknowledged its event used
-to take the event with it. So ``run`` first installs a handler for SIGTERM, SIGHUP and
-SIGINT (``_on_signal``) that spools the frame unless the daemon has acknowledged it, or,
-while stdin is still being read, a frame of what has been read so far (the daemon salvages
-its fields), and then exits 0 at once. The handler runs between bytecodes of the main flow,
-so ``_Progress`` tracks how far the event got: one flag makes sure the event is spooled at
-most once, and a signal arriving while a spool file is being written waits for the rename
-instead of leaving a half file. (A signal between the daemon's reply and the flag that
-records it may spool a duplicate: harmless, as above.) When nothing listens on the socket at
-all (no daemon, as opposed to a slow one), the hook then starts the daemon in the background
-(``autostart.py``: at most once per 10 s however many hooks fire) and exits without waiting
-for it: the next events find it up.
+It always exits 0 and never blocks the agent for long. When the daemon cannot be reached,
+answers too slowly or with an error it cannot act on, the frame is spooled (``spool.py``,
+imported only then) and the daemon ingests it when it next starts or drains the spool. A
+terminating signal does not lose the event either: Claude Code SIGTERMs the async hooks
+still running when ``claude -p`` ends (and Ctrl-C or a closed terminal sends SIGINT or
+SIGHUP). So ``run`` first installs a handler (``_on_signal``) that spools the frame unless
+the daemon has acknowledged it, or, while stdin is still being read, a frame of what was
+read so far (the daemon salvages its fields), and exits 0 at once. The handler runs between
+bytecodes of the main flow, so ``_Progress`` tracks how far the event got: the event is
+spooled at most once, and a signal during a spool write waits for the rename instead of
+leaving a half file (a signal between the daemon's reply and the flag that records it may
+spool a duplicate: harmless, as above). When nothing listens on the socket at all, the hook
+then starts the daemon in the background (``autostart.py``: at most once per 10 s however
+many hooks fire) and exits without waiting: the next events find it up.
 
 This module, ``frame.py`` and ``paths.py`` are all the hook client loads when the daemon
 takes its event: each module more costs its bytecode's load on every hook, so the slow
@@ -161,13 +158,14 @@ def read_stdin(fd: int = 0, into: _Stdin | None = None) -> tuple[bytes, int]:
     return read.payload()
 
 
-def transcript_position(payload: bytes) -> str:
-    """The uuid of the last record of the session's transcript as the hook fires, or "".
+def transcript_position(payload: bytes, by_size: bool = False) -> str:
+    """The uuid of the last record of the session's transcript as the hook fires (``by_size``:
+    its size, for the other agents' transcripts, whose records have no uuid), or "".
 
     Two compactions in one prompt fire byte-identical SessionStart(compact) and PreCompact
-    payloads; where the transcript stood tells them apart (``Ingest.position``), and a
-    replay of the same frame, or a second registration of the same hook, still agrees.
-    Plain byte searches: ``re`` and ``json`` would cost the client milliseconds of imports.
+    payloads, and Codex CLI a resumed session's SessionEnd as the first one's; where the
+    transcript stood tells them apart (``Ingest.position``), and a replay of the same frame
+    still agrees.  Plain byte searches: ``re`` and ``json`` would cost milliseconds of imports.
     """
     found = payload.find(b'"transcript_path"')
     if found < 0:
@@ -185,6 +183,8 @@ def transcript_position(payload: bytes) -> str:
         st = posix.fstat(fd)
         if st.st_mode & 0o170000 != 0o100000:  # a regular file, or nothing to read here
             return ""
+        if by_size:
+            return f"size:{st.st_size}"
         posix.lseek(fd, max(0, st.st_size - TRANSCRIPT_TAIL), 0)
         tail = posix.read(fd, TRANSCRIPT_TAIL)
     except OSError:
@@ -345,7 +345,7 @@ def run(argv: list[str]) -> None:
     if not payload or payload.isspace():
         progress.safe = True
         return  # Claude Code sometimes sends nothing: there is no event to keep.
-    position = transcript_position(payload) if event not in _TOOL_EVENTS and not agent else ""  # Claude Code's
+    position = transcript_position(payload, by_size=bool(agent)) if event not in _TOOL_EVENTS else ""
     env = paths.environ()
     native = claude_memory_mode(env) if event in CONTEXT_EVENTS else ""
     progress.frame = frame = ingest_frame(

@@ -5,7 +5,8 @@
   server (the sync tests start one: ``tests/pg.py``), Chromium and ChromeDriver (the viewer's
   tests drive a headless browser: ``tests/browser.py``), npm (to install the agents' CLIs).
   Whatever is missing is installed after one ``apt-get update``, as root or through sudo.
-- The pinned Claude Code CLI the end-to-end tests drive (``tests/e2e/install_claude.py``).
+- The pinned agent CLIs the end-to-end tests drive: Claude Code, Codex CLI, Gemini CLI
+  (``tests/e2e/install_clis.py``).
 
 What is there already is left alone, so running it again costs a second.  What cannot be
 installed stops it with what to do: the suite never skips a test for a missing tool.
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e.install_claude import InstallError, install
+from e2e.install_clis import CLIS, InstallError, install
 
 PACKAGES: dict[str, Callable[[], bool]] = {
     "postgresql": lambda: bool(glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb")),
@@ -60,7 +61,8 @@ def main() -> int:
             print(f"setup_machine: still missing after apt-get: {', '.join(still)}", file=sys.stderr)
             return 1
     try:
-        print(f"setup_machine: Claude Code at {install()}", file=sys.stderr)
+        for name in CLIS:
+            print(f"setup_machine: {name} at {install(name)}", file=sys.stderr)
     except InstallError as exc:
         print(f"setup_machine: {exc}", file=sys.stderr)
         return 1

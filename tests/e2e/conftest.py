@@ -11,7 +11,7 @@ from conftest import Instance
 
 from e2e.fake_api import FakeAnthropic
 from e2e.harness import ClaudeCode
-from e2e.install_claude import InstallError, install
+from e2e.install_clis import InstallError, install
 
 
 @pytest.fixture(scope="session")
