@@ -76,8 +76,13 @@ def expand_hint(memctl: str = "memctl") -> str:
     )
 
 
-def hook_output(event: str, *, context: str = "", system_message: str = "") -> str:
-    """The stdout for a hook, or ``""`` when there is nothing to say."""
+def hook_output(event: str, *, context: str = "", system_message: str = "", agent: str = CLAUDE_CODE) -> str:
+    """The stdout for a hook, or ``""`` when there is nothing to say.  Codex CLI and Gemini CLI
+    read the same JSON; Gemini CLI turns each ``<`` and ``>`` of the context into ``&lt;`` and
+    ``&gt;``, so for it they are written U+2039 and U+203A (the blocks' tags; the text inside has its
+    ``<`` XML-escaped already)."""
+    if agent == "gemini":
+        context = context.replace("<", "\u2039").replace(">", "\u203a")
     output: dict[str, object] = {}
     if system_message:
         output["systemMessage"] = system_message

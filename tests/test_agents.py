@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import SHARED
 
+from memd.capture.agents import gemini_reply
 from memd.capture.events import Skipped
 from memd.capture.prepare import Capture, NewEvent
 from memd.capture.privacy import Privacy
@@ -80,3 +81,15 @@ def test_claude_code_s_events_are_unchanged(agent: str) -> None:
     event = prepared(agent, {"event": "UserPromptSubmit", "payload": payload})
     assert isinstance(event, NewEvent) and event.agent == "claude-code"
     assert event.text == "<hook_context>x</hook_context> y"  # only Gemini CLI puts its hooks' context there
+
+
+def test_gemini_s_reply_is_read_whole_from_its_transcript() -> None:
+    tail = (
+        b'ing":"cut"}\n'
+        b'{"id":"1","type":"user","content":[{"text":"run it"}]}\n'
+        b'{"id":"2","type":"gemini","content":"","toolCalls":[{"name":"run_shell_command"}]}\n'
+        b'{"id":"3","type":"gemini","content":[{"text":"finished "},{"text":"0"}]}\n'
+        b'{"$set":{"lastUpdated":"2026-11-28T12:52:24.001Z"}}\n'
+    )
+    assert gemini_reply(tail) == "finished 0"
+    assert gemini_reply(b'{"type":"user","content":"x"}\n') == ""

@@ -26,7 +26,7 @@ def run_agent(args: argparse.Namespace, hook: Callable[[str], str]) -> int:
     if args.command == "install" and not args.dry_run:
         launcher.record(args.paths)
     try:
-        changes, notes = _codex(args, hook)
+        changes, notes = _codex(args, hook) if args.agent == "codex" else _gemini(args, hook)
     except (install.SettingsError, ValueError) as exc:
         raise CommandError(f"{exc} (nothing was changed)") from None
     data: dict[str, Any] = {"agent": args.agent, "dry_run": args.dry_run, "files": []}
@@ -92,3 +92,23 @@ def _codex(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[t
             )
     hooks_new = hooks_old if hooks == hooks_file else install.render(hooks)
     return [(hooks_path, hooks_old, hooks_new), (config_path, config_old, config)], notes
+
+
+def _gemini(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[tuple[str, str, str]], list[str]]:
+    from .. import gemini, install
+
+    base = _project_root() if args.scope == "project" else os.path.expanduser("~")
+    path = os.path.join(base, ".gemini", "settings.json")
+    settings, old = install.read(path)
+    if args.command == "uninstall":
+        changed = gemini.without_memd(settings)
+        notes = ["memd's hooks and MCP server are out of Gemini CLI's settings"]
+    else:
+        env = {**os.environ, "MEMD_SOCKET": args.paths.socket}
+        server = install.server_entry(os.path.abspath(sys.executable), args.paths.socket if args.socket else None)
+        changed = gemini.with_memd(settings, hook, env, server)
+        notes = [
+            f"Gemini CLI runs memd's {len(gemini.HOOKS)} hooks from its next session, in folders it trusts"
+            " (it skips settings hooks in an untrusted folder: trust the folder when it asks)"
+        ]
+    return [(path, old, old if changed == settings else install.render(changed))], notes

@@ -61,7 +61,7 @@ def edit_config(
 def install_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--agent",
-        choices=["claude-code", "codex"],
+        choices=["claude-code", "codex", "gemini"],
         default="claude-code",
         help="the agent whose configuration to change (default: Claude Code)",
     )
@@ -71,7 +71,7 @@ def install_arguments(p: argparse.ArgumentParser) -> None:
         "--scope",
         choices=["user", "project"],
         default="user",
-        help="user: ~/.claude/settings.json, ~/.codex (default); project: ./.claude/settings.json, ./.codex",
+        help="user: ~/.claude, ~/.codex, ~/.gemini (default); project: the project's .claude, .codex, .gemini",
     )
     p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
     p.set_defaults(handler=run_install)

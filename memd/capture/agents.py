@@ -20,11 +20,12 @@ three.  What an agent says that Claude Code has no word for stays in the payload
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final, NamedTuple
 
 from ..protocol import CLAUDE_CODE
 
-__all__ = ["IGNORED", "Translated", "agent_name", "translate"]
+__all__ = ["DEFERS_START", "IGNORED", "Translated", "agent_name", "gemini_reply", "own_event", "translate"]
 
 IGNORED: Final = {
     "gemini": frozenset({"PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection"}),
@@ -53,6 +54,10 @@ _GEMINI_TOOLS: Final = {
 """Gemini CLI's built-in tools by the Claude Code tool that does the same (its inputs already
 carry Claude Code's field names: ``command``, ``file_path``, ``old_string``...)."""
 _HOOK_CONTEXT_OPEN, _HOOK_CONTEXT_CLOSE = "<hook_context>", "</hook_context>"
+DEFERS_START: Final = frozenset({"gemini"})
+"""Agents whose session-start context memd gives with the session's first prompt instead:
+``gemini -p`` puts SessionStart's context in front of the first prompt's text, and on
+``--resume`` drops every stored prompt that starts with it, the user's words with it."""
 
 
 class Translated(NamedTuple):
@@ -65,6 +70,13 @@ def agent_name(named: str) -> str:
     """The agent an ``Ingest`` names ("" is Claude Code, whose hook commands name none); an
     unknown name is kept as given, its events read as Claude Code's."""
     return named or CLAUDE_CODE
+
+
+def own_event(agent: str, event: str) -> str:
+    """What ``agent`` calls the Claude Code event ``event`` (its hook output names it)."""
+    if agent == "gemini":
+        return next((own for own, claude in _GEMINI_EVENTS.items() if claude == event), event)
+    return event
 
 
 def translate(agent: str, event: str, payload: dict[str, Any]) -> Translated:
@@ -114,6 +126,26 @@ def _gemini(event: str, payload: dict[str, Any]) -> Translated:
             text = shown if isinstance(shown, str) else response.get("llmContent")
             out["tool_response"] = {"stdout": text if isinstance(text, str) else ""}
     return Translated(named, out)
+
+
+def gemini_reply(tail: bytes) -> str:
+    """The last reply of the model in the end of a Gemini CLI transcript (JSON lines), "" if
+    none is there.  ``AfterAgent`` sends the reply rebuilt from its streamed chunks, and
+    garbled when there were several ("finished 0" came as "finished 0 hed 0"); the
+    transcript has it whole."""
+    for line in reversed(tail.split(b"\n")):
+        if b'"type":"gemini"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # the first line of a tail read from the middle of the file
+        content = record.get("content") if isinstance(record, dict) else None
+        if isinstance(content, list):
+            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        if isinstance(content, str) and content.strip():
+            return content
+    return ""
 
 
 def _without_hook_context(prompt: Any) -> str:

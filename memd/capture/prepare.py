@@ -263,9 +263,13 @@ class Capture:
         _agent, event, raw = _read(ingest)
         return idempotency_key(event or ingest.event, raw, ingest.payload, ingest.position)
 
-    def prepare(self, ingest: Ingest, received_at: float) -> NewEvent | Skipped:
-        """Turn one envelope into a ``NewEvent`` (or ``Skipped``); raise ``InvalidPayload``."""
+    def prepare(self, ingest: Ingest, received_at: float, reply: str = "") -> NewEvent | Skipped:
+        """Turn one envelope into a ``NewEvent`` (or ``Skipped``); raise ``InvalidPayload``.
+        ``reply``: the turn's reply as the agent's transcript has it, for a Stop whose
+        payload holds it garbled (``memd.capture.agents.gemini_reply``)."""
         agent, event, raw = _read(ingest)
+        if reply and event == "Stop":
+            raw = {**raw, "last_assistant_message": reply}
         if not event:
             return Skipped(f"{ingest.event} is no event of a {agent} session")
         idem_key = idempotency_key(event, raw, ingest.payload, ingest.position)

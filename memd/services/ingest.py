@@ -9,12 +9,15 @@ one (from the spool, or a restore) is not, as nobody reads the answer.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable
 
 import anyio
 import structlog
 
+from ..capture.agents import DEFERS_START, gemini_reply, own_event
 from ..capture.events import Skipped
 from ..capture.prepare import Capture, InvalidPayload, NewEvent
 from ..capture.project import project_root
@@ -31,8 +34,23 @@ __all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
 log = structlog.get_logger("memd.ingest")
 
 INLINE_CAPTURE_BYTES = 64 * 1024
+TRANSCRIPT_TAIL = 256 * 1024
+"""Bytes at the end of a Gemini CLI transcript read for the turn's reply."""
 """Payloads up to this size are prepared on the event loop (~0.1-0.3 ms); larger ones
 (a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
+
+
+def _gemini_reply(request: Ingest) -> str:
+    """Gemini CLI's reply to the turn, from the end of its transcript ("" when unreadable)."""
+    if request.agent != "gemini":
+        return ""
+    try:
+        path = json.loads(request.payload).get("transcript_path")
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - TRANSCRIPT_TAIL))
+            return gemini_reply(f.read(TRANSCRIPT_TAIL))
+    except (ValueError, TypeError, AttributeError, OSError):  # no JSON object, no path, no file
+        return ""
 
 
 class Ingester:
@@ -59,6 +77,8 @@ class Ingester:
         self.mirror = mirror
         self.skipped = 0
         """Events capture chose not to store (``memctl status``)."""
+        self._starts: dict[str, str] = {}
+        """Session-start blocks waiting for their session's first prompt (``DEFERS_START``)."""
         self._capture_thread = anyio.CapacityLimiter(1)
 
     async def replay(self, request: Ingest) -> Reply:
@@ -68,12 +88,13 @@ class Ingester:
     async def ingest(self, request: Ingest, *, live: bool = True) -> Reply:
         """Commit one hook event; reply only once it is durable, with context if ``live``
         and the hook wants some."""
+        said = await anyio.to_thread.run_sync(_gemini_reply, request) if request.event == "AfterAgent" else ""
         try:
             if len(request.payload) <= INLINE_CAPTURE_BYTES:
-                event = self.capture.prepare(request, time.time())
+                event = self.capture.prepare(request, time.time(), said)
             else:
                 event = await anyio.to_thread.run_sync(
-                    self.capture.prepare, request, time.time(), limiter=self._capture_thread
+                    self.capture.prepare, request, time.time(), said, limiter=self._capture_thread
                 )
         except InvalidPayload as exc:
             size = request.size or len(request.payload)
@@ -145,13 +166,26 @@ class Ingester:
         if event.event not in CONTEXT_EVENTS:
             return ""
         notice = UNCLOSED_PRIVATE_NOTICE if event.redactions.get("unclosed") else ""
+        name = own_event(event.agent, event.event)
         try:
             if event.event == "SessionStart":
                 await self._mirror(event)  # the block leaves out what MEMORY.md gives, found by its events
                 context = await self.recall.starts.block(event)
+                if event.agent in DEFERS_START and event.session_id:
+                    self._defer(event.session_id, context)
+                    context = ""
             else:
-                context = await self.recall.prompts.block(event)
-            return hook_output(event.event, context=context, system_message=notice)
+                start = self._starts.pop(event.session_id, "") if event.session_id else ""
+                context = "\n\n".join(filter(None, (start, await self.recall.prompts.block(event))))
+            return hook_output(name, context=context, system_message=notice, agent=event.agent)
         except Exception:
             log.exception("context_failed", hook_event=event.event)
-            return hook_output(event.event, system_message=notice)
+            return hook_output(name, system_message=notice, agent=event.agent)
+
+    def _defer(self, session: str, block: str) -> None:
+        """Keep ``block`` for the session's first prompt (the newest 256 sessions' only)."""
+        self._starts.pop(session, None)
+        if block:
+            self._starts[session] = block
+        while len(self._starts) > 256:
+            del self._starts[next(iter(self._starts))]
