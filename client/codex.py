@@ -32,7 +32,7 @@ from typing import Any, Final
 
 from . import install, toml_tables
 
-__all__ = ["HOOKS", "hook_keys", "moved", "trust_hash", "with_memd", "without_memd"]
+__all__ = ["HOOKS", "LABELS", "hook_keys", "moved", "trust_hash", "with_memd", "without_memd"]
 
 CONTEXT_TIMEOUT: Final = 10
 HOOKS: Final[dict[str, dict[str, int | bool]]] = {
@@ -46,12 +46,13 @@ HOOKS: Final[dict[str, dict[str, int | bool]]] = {
 }
 """The Codex events memd hooks, with the options of each entry."""
 
-_SNAKE: Final = {
+LABELS: Final = {
     "PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request", "PostToolUse": "post_tool_use",
     "PreCompact": "pre_compact", "PostCompact": "post_compact", "SessionStart": "session_start",
     "SessionEnd": "session_end", "UserPromptSubmit": "user_prompt_submit", "SubagentStart": "subagent_start",
     "SubagentStop": "subagent_stop", "Stop": "stop", "Interrupt": "interrupt",
 }  # fmt: skip
+"""Each event by the name Codex gives it in trust keys."""
 _NO_MATCHER: Final = frozenset({"UserPromptSubmit", "Stop", "Interrupt"})
 """Events whose matcher Codex drops, from matching and from the hash alike."""
 _SHORT: Final = frozenset({"SessionEnd", "Interrupt"})
@@ -86,7 +87,7 @@ def trust_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> st
     limit = handler.get("additionalContextLimit")
     if event in _CONTEXT_LIMIT_EVENTS and isinstance(limit, int) and limit != _DEFAULT_CONTEXT_LIMIT:
         normalized["additionalContextLimit"] = limit
-    identity: dict[str, Any] = {"event_name": _SNAKE[event], "hooks": [normalized]}
+    identity: dict[str, Any] = {"event_name": LABELS[event], "hooks": [normalized]}
     if event not in _NO_MATCHER and isinstance(group.get("matcher"), str):
         identity["matcher"] = group["matcher"]
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -97,7 +98,7 @@ def _handlers(hooks_file: dict[str, Any]) -> Iterator[tuple[str, int, int, dict[
     """Every command hook: its event, group and handler indexes, group and handler."""
     events = hooks_file.get("hooks")
     for event, groups in events.items() if isinstance(events, dict) else ():
-        if event not in _SNAKE or not isinstance(groups, list):
+        if event not in LABELS or not isinstance(groups, list):
             continue
         for g, group in enumerate(groups):
             handlers = group.get("hooks") if isinstance(group, dict) else None
@@ -110,7 +111,7 @@ def hook_keys(source: str, hooks_file: dict[str, Any], memd: bool) -> dict[str, 
     """The trust keys of memd's hooks (``memd``) or of everyone else's, with their hashes;
     ``source`` is the real path of the hooks file."""
     return {
-        f"{source}:{_SNAKE[event]}:{g}:{h}": trust_hash(event, group, handler)
+        f"{source}:{LABELS[event]}:{g}:{h}": trust_hash(event, group, handler)
         for event, g, h, group, handler in _handlers(hooks_file)
         if install.is_memd(handler) == memd
     }

@@ -113,3 +113,22 @@ def test_memctl_installs_for_codex_and_takes_it_out(instance: Instance, tmp_path
     assert out.returncode == 0, out.stderr
     assert json.loads((home / "hooks.json").read_text()) == {}
     assert tomllib.loads((home / "config.toml").read_text()) == {}
+
+
+def test_doctor_tells_when_codex_would_skip_memd_s_hooks(tmp_path: Path) -> None:
+    from memd_client.doctor.agents import check_agents, gather_agents
+
+    home = tmp_path / ".codex"
+    home.mkdir()
+    source = os.path.realpath(home / "hooks.json")
+    hooks, config = codex.with_memd(source, {}, "", lambda e: f"{PYTHON} -I -S {HOOK_SCRIPT} {e} --agent codex", None)
+    (home / "hooks.json").write_text(json.dumps(hooks))
+    (home / "config.toml").write_text(config)
+    env = {"CODEX_HOME": str(home)}
+    (ok,) = check_agents(gather_agents(str(tmp_path), env))
+    assert ok.level == "ok" and "Codex CLI" in ok.message
+    hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 30  # edited by hand: Codex no longer trusts it
+    (home / "hooks.json").write_text(json.dumps(hooks))
+    (finding,) = check_agents(gather_agents(str(tmp_path), env))
+    assert finding.level == "error" and "Stop" in finding.message and finding.fix == "memctl install --agent codex"
+    assert check_agents(gather_agents(str(tmp_path / "nobody"), {"CODEX_HOME": str(tmp_path / "none")})) == []

@@ -37,6 +37,7 @@ from typing import Any, Final, TypeVar
 from memd.config import Config
 from memd_wire.paths import Paths
 
+from .agents import check_agents, gather_agents
 from .findings import RESTART, START, Finding, plural
 from .findings import Level as Level
 from .hooks import HookCommand, LauncherRecord, SettingsFile, check_hooks, gather_hooks, hook_argv
@@ -143,6 +144,7 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
         facts, config = gathered
         findings += check_config(facts)
     findings += attempt("hooks", lambda: check_hooks(*gather_hooks(paths, home, cwd))) or []
+    findings += attempt("agents", lambda: check_agents(gather_agents(home, os.environ))) or []
     daemon = attempt("daemon", lambda: gather_daemon(paths))
     findings += check_daemon(daemon) if daemon is not None else []
     up = daemon is not None and daemon.pong is not None

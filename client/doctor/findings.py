@@ -11,7 +11,7 @@ Level = Literal["ok", "warn", "error"]
 
 class Finding(NamedTuple):
     name: str
-    """The check: config, hooks, daemon, permissions, database, quarantine, vector_index, model, spool,
+    """The check: config, hooks, agents, daemon, permissions, database, quarantine, vector_index, model, spool,
     disk, sync.
     A check with several problems gives one finding for each."""
     level: Level

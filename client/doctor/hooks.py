@@ -104,7 +104,7 @@ def check_hooks(files: Iterable[SettingsFile], record: LauncherRecord) -> list[F
     return findings
 
 
-def _hook_problem(hook: HookCommand) -> tuple[Level, str] | None:
+def hook_problem(hook: HookCommand) -> tuple[Level, str] | None:
     """What is wrong with a memd entry (completing "memd's hooks for EVENTS run ..."), if anything."""
     lost = "; those events are lost"
     if not hook.interpreter:
@@ -127,7 +127,7 @@ def _settings_hooks(f: SettingsFile) -> list[Finding]:
     findings = []
     by_problem: dict[tuple[Level, str], list[str]] = {}
     for hook in f.hooks:
-        if (problem := _hook_problem(hook)) is not None:
+        if (problem := hook_problem(hook)) is not None:
             by_problem.setdefault(problem, []).append(hook.event)
     for (level, what), events in by_problem.items():
         message = f"{f.path}: memd's hooks for {', '.join(events)} run {what}"
@@ -199,7 +199,7 @@ def _settings_file(path: str, install_command: str, uninstall_command: str) -> S
             for entry in entries if isinstance(entries, list) else ():
                 if install.is_memd(entry):
                     interpreter, script = hook_argv(str(entry.get("command", "")))
-                    hooks.append(HookCommand(event, interpreter, script, _runs(interpreter), _is_file(script)))
+                    hooks.append(HookCommand(event, interpreter, script, runs(interpreter), is_file(script)))
     plugins = settings.get("enabledPlugins")
     enabled = isinstance(plugins, dict) and any(
         str(name).split("@")[0] == "memd" and on for name, on in plugins.items()
@@ -218,12 +218,12 @@ def _launcher_record(path: str) -> LauncherRecord:
         key, _, value = line.partition("=")
         fields[key] = value
     python, hook = fields.get("python", ""), fields.get("hook", "")
-    return LauncherRecord(path, True, python, hook, _runs(python), _is_file(hook))
+    return LauncherRecord(path, True, python, hook, runs(python), is_file(hook))
 
 
-def _runs(path: str) -> bool:
+def runs(path: str) -> bool:
     return os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def _is_file(path: str) -> bool:
+def is_file(path: str) -> bool:
     return bool(path) and os.path.isfile(path)
