@@ -19,7 +19,7 @@ from typing import Any
 
 from conftest import Instance
 
-from e2e.harness import RECORDER, signature
+from e2e.harness import AgentUser, signature
 from memd_client import codex
 
 AUTO_COMPACT = 200_000
@@ -43,43 +43,31 @@ plugins = false
 """
 
 
-class CodexUser:
+class CodexUser(AgentUser):
     """One Codex CLI user with memd installed by ``memctl install --agent codex``."""
 
-    def __init__(self, binary: str, api_url: str, memd: Instance, root: Path, project: Path | None = None) -> None:
-        self.binary = binary
-        self.memd = memd
-        self.home = root / "home"
+    def __init__(
+        self, binary: str, api_url: str, memd: Instance, root: Path, project: Path | None = None, *,
+        with_memd: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__(binary, memd, root, project)
         self.codex_home = self.home / ".codex"
-        self.project = project or root / "project"
-        self.records = root / "fired"
-        for d in (self.codex_home, self.project, self.records):
-            d.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            **memd.env,
-            "HOME": str(self.home),
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        self.env |= {
             "CODEX_HOME": str(self.codex_home),
             "OPENAI_API_KEY": "sk-openai-e2e-fake-key-never-stored",
-            "RECORD_DIR": str(self.records),
             "SHELL": "/bin/sh",
         }
-        recorder = root / "recorder.sh"
-        recorder.write_text(RECORDER)
-        recorder.chmod(0o755)
-        hooks = {"hooks": {e: [{"hooks": [{"type": "command", "command": f"sh {recorder} {e}"}]}] for e in codex.HOOKS}}
+        hooks = {
+            "hooks": {e: [{"hooks": [{"type": "command", "command": f"sh {self.recorder} {e}"}]}] for e in codex.HOOKS}
+        }
         hooks_path = self.codex_home / "hooks.json"
         hooks_path.write_text(json.dumps(hooks, indent=2))
-        source = os.path.realpath(hooks_path)
-        trusted = codex.hook_keys(source, hooks, memd=False)
+        trusted = codex.hook_keys(os.path.realpath(hooks_path), hooks, memd=False)
         trust = "".join(f'[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n\n' for key, digest in trusted.items())
         (self.codex_home / "config.toml").write_text(CONFIG.format(url=api_url) + "\n" + trust)
-        self.memctl("--socket", memd.paths.socket, "install", "--agent", "codex")
-
-    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
-        argv = [*self.memd.memctl_argv(), *args]
-        done = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=120)
-        assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
-        return done
+        if with_memd:  # a user without memd: the same CLI and recorder, to time memd's share
+            self.memctl("--socket", memd.paths.socket, "install", "--agent", "codex")
 
     def run(self, prompt: str, *, resume: bool = False, timeout: float = 120.0) -> tuple[str, float]:
         """``codex exec PROMPT`` (``resume --last`` for the latest session) in the project: its
@@ -94,16 +82,6 @@ class CodexUser:
         seconds = time.monotonic() - started
         assert done.returncode == 0, f"codex exec failed ({done.returncode}): {done.stderr[-3000:]}"
         return done.stdout.strip(), seconds
-
-    def fired(self) -> list[dict[str, Any]]:
-        """Every payload Codex sent to a hook so far, in the order they fired."""
-        payloads = []
-        for path in sorted(self.records.glob("*.json")):
-            raw = path.read_bytes()
-            payload = json.loads(raw) if raw.strip() else {}
-            payload["_recorded_as"] = path.name.rsplit("-", 1)[-1].removesuffix(".json")
-            payloads.append(payload)
-        return payloads
 
 
 def fired(user: CodexUser) -> Counter[tuple[str, ...]]:

@@ -18,53 +18,40 @@ from typing import Any
 
 from conftest import Instance
 
-from e2e.harness import RECORDER
+from e2e.harness import AgentUser
 from memd_client import gemini
 
 MODEL = "gemini-2.5-flash"
 
 
-class GeminiUser:
+class GeminiUser(AgentUser):
     """One Gemini CLI user with memd installed by ``memctl install --agent gemini``."""
 
-    def __init__(self, binary: str, api_url: str, memd: Instance, root: Path, project: Path | None = None) -> None:
-        self.binary = binary
-        self.memd = memd
-        self.home = root / "home"
-        self.project = project or root / "project"
-        self.records = root / "fired"
-        for d in (self.home / ".gemini", self.project, self.records):
-            d.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            **memd.env,
-            "HOME": str(self.home),
+    def __init__(
+        self, binary: str, api_url: str, memd: Instance, root: Path, project: Path | None = None, *,
+        with_memd: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__(binary, memd, root, project)
+        (self.home / ".gemini").mkdir(parents=True, exist_ok=True)
+        self.env |= {
             "GEMINI_API_KEY": "AIza-e2e-fake-gemini-key-never-stored",
             "GOOGLE_GEMINI_BASE_URL": api_url,
             "GEMINI_CLI_NO_RELAUNCH": "true",  # one process: the relaunching wrapper ignores SIGTERM
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
-            "RECORD_DIR": str(self.records),
         }
-        recorder = root / "recorder.sh"
-        recorder.write_text(RECORDER)
-        recorder.chmod(0o755)
         settings = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "model": {"name": MODEL},
             "hooks": {
-                e: [{"hooks": [{"type": "command", "name": f"recorder-{e}", "command": f"sh {recorder} {e}"}]}]
+                e: [{"hooks": [{"type": "command", "name": f"recorder-{e}", "command": f"sh {self.recorder} {e}"}]}]
                 for e in gemini.HOOKS
             },
         }
         (self.home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
-        self.memctl("--socket", memd.paths.socket, "install", "--agent", "gemini")
-
-    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
-        argv = [*self.memd.memctl_argv(), *args]
-        done = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=120)
-        assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
-        return done
+        if with_memd:  # a user without memd: the same CLI and recorder, to time memd's share
+            self.memctl("--socket", memd.paths.socket, "install", "--agent", "gemini")
 
     def run(self, prompt: str, *, resume: bool = False, timeout: float = 120.0) -> tuple[str, float]:
         """``gemini -p PROMPT --yolo`` (``--resume latest``: the latest session) in the project:
@@ -78,10 +65,6 @@ class GeminiUser:
         seconds = time.monotonic() - started
         assert done.returncode == 0, f"gemini -p failed ({done.returncode}): {done.stderr[-3000:]}"
         return done.stdout.strip(), seconds
-
-    def fired(self) -> list[dict[str, Any]]:
-        """Every payload Gemini CLI sent to a hook so far."""
-        return [json.loads(p.read_bytes() or b"{}") for p in sorted(self.records.glob("*.json"))]
 
 
 def signature(payload: dict[str, Any]) -> tuple[str, ...]:

@@ -57,7 +57,42 @@ class Run:
         return str(self.result.get("session_id", ""))
 
 
-class ClaudeCode:
+class AgentUser:
+    """What every agent's test user has: a root of its own with a HOME, a project directory,
+    the recorder hook (``RECORDER``) and the directory it writes to, and memctl."""
+
+    def __init__(self, binary: str, memd: Instance, root: Path, project: Path | None = None) -> None:
+        self.binary = binary
+        self.memd = memd
+        self.home = root / "home"
+        self.project = project or root / "project"
+        self.records = root / "fired"
+        for d in (self.home, self.project, self.records):
+            d.mkdir(parents=True, exist_ok=True)
+        self.recorder = root / "recorder.sh"
+        self.recorder.write_text(RECORDER)
+        self.recorder.chmod(0o755)
+        self.env: dict[str, str] = {**memd.env, "HOME": str(self.home), "RECORD_DIR": str(self.records)}
+
+    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [*self.memd.memctl_argv(), *args], capture_output=True, text=True, env=self.env, timeout=120
+        )
+        assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
+        return done
+
+    def fired(self) -> list[dict[str, Any]]:
+        """Every payload the agent sent to a hook so far, in the order they fired."""
+        payloads = []
+        for path in sorted(self.records.glob("*.json")):
+            raw = path.read_bytes()
+            payload = json.loads(raw) if raw.strip() else {}
+            payload["_recorded_as"] = path.name.rsplit("-", 1)[-1].removesuffix(".json")
+            payloads.append(payload)
+        return payloads
+
+
+class ClaudeCode(AgentUser):
     """One Claude Code user with memd installed as ``mode`` says ("plugin", "settings" or "none")."""
 
     def __init__(
@@ -71,34 +106,25 @@ class ClaudeCode:
         record: bool = True,
         plugin_dir: Path = REPO,
     ):
-        self.binary = binary
+        super().__init__(binary, memd, root)
         self.plugin_dir = plugin_dir
-        self.memd = memd
         self.mode = mode
-        self.home = root / "home"
-        self.project = root / "project"
-        self.records = root / "fired"
         self.debug_dir = root / "debug"
-        for d in (self.home / ".claude", self.project, self.records, self.debug_dir):
+        for d in (self.home / ".claude", self.debug_dir):
             d.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            **memd.env,
-            "HOME": str(self.home),
+        self.env |= {
             "ANTHROPIC_BASE_URL": api_url,
             "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
-            "RECORD_DIR": str(self.records),
         }
         for var in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_SESSION_ID"):
             self.env.pop(var, None)
         self.settings = self.home / ".claude" / "settings.json"
         settings: dict[str, Any] = {}
         if record:
-            recorder = root / "recorder.sh"
-            recorder.write_text(RECORDER)
-            recorder.chmod(0o755)
+            recorder = self.recorder
             settings["hooks"] = {e: [{"hooks": [{"type": "command", "command": f"sh {recorder} {e}"}]}] for e in EVENTS}
         self.settings.write_text(json.dumps(settings, indent=2))
         if mode == "settings":
@@ -107,13 +133,6 @@ class ClaudeCode:
         elif mode == "plugin":
             self.memctl("launcher", "--record")
         self._runs = 0
-
-    def memctl(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [*self.memd.memctl_argv(), *args], capture_output=True, text=True, env=self.env, timeout=120
-        )
-        assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
-        return done
 
     def run(self, prompt: str, *args: str, timeout: float = 120.0) -> Run:
         """``claude -p PROMPT ARGS...`` in the project; its JSON result."""
@@ -135,16 +154,6 @@ class ClaudeCode:
         text = debug.read_text(errors="replace") if debug.exists() else ""
         assert done.returncode == 0, f"claude -p failed ({done.returncode}): {done.stderr[-2000:]}\n{text[-3000:]}"
         return Run(done.returncode, result, done.stderr, seconds, text)
-
-    def fired(self) -> list[dict[str, Any]]:
-        """Every payload Claude Code sent to a hook so far, in the order they fired."""
-        payloads = []
-        for path in sorted(self.records.glob("*.json")):
-            raw = path.read_bytes()
-            payload = json.loads(raw) if raw.strip() else {}
-            payload["_recorded_as"] = path.name.rsplit("-", 1)[-1].removesuffix(".json")
-            payloads.append(payload)
-        return payloads
 
     def transcript(self, session_id: str) -> list[dict[str, Any]]:
         (path,) = (self.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
