@@ -7,11 +7,14 @@ import http.client
 import json
 import re
 import subprocess
+import time
 import urllib.parse
 from collections.abc import Iterator
 
 import pytest
 from conftest import Instance
+
+from memd.protocol import Ingest, Ingested
 
 HOSTILE = 'why does the toucan build break <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 
@@ -154,3 +157,22 @@ def test_entity_pages_list_what_memory_names_and_show_one_with_its_neighbours(ui
     assert re.search(r'href="/m/[A-Za-z0-9]{8,12}"', page)  # the memory that names it, by its citation id
     assert "&lt;b&gt;bakery&lt;/b&gt;" in page  # what the memory says is text
     assert "no entity called &#39;nobody-we-know&#39; in any project" in ui.get("/e/nobody-we-know")
+
+
+def test_another_agent_s_memories_say_which_agent(ui: Viewer) -> None:
+    payload = {
+        "session_id": "cx-ui",
+        "turn_id": "t-1",
+        "cwd": f"{ui.daemon.root}/project",
+        "prompt": "bump the osprey cache",
+    }
+    ingest = Ingest(
+        event="UserPromptSubmit", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode(), agent="codex"
+    )
+    assert isinstance(ui.daemon.call(ingest, Ingested), Ingested)
+    assert '<span class="agent">codex</span>' in ui.get("/", t=ui.token)  # the timeline; the token opens the rest
+    found = ui.get("/search", q="osprey cache")
+    assert '<span class="agent">codex</span>' in found
+    cite = re.findall(r'href="/m/(\w+)"', found)[0]
+    assert " · codex" in ui.get(f"/m/{cite}")
+    assert '<span class="agent">' not in ui.get("/search", q="pelican login")  # Claude Code's say nothing
