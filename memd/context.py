@@ -91,7 +91,9 @@ def hook_output(event: str, *, context: str = "", system_message: str = "", agen
     if not output:
         return ""
     rendered = json.dumps(output, ensure_ascii=False)
-    if len(rendered) > MAX_OUTPUT:
+    # Claude Code cuts a hook's output past 10,000 characters (Codex CLI past its own token
+    # limit); Gemini CLI has no cap, and its first prompt carries the session-start block too.
+    if len(rendered) > MAX_OUTPUT and agent != "gemini":
         raise ValueError(f"hook output of {len(rendered)} characters exceeds Claude Code's {MAX_OUTPUT}")
     return rendered
 

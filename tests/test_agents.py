@@ -18,6 +18,7 @@ from memd.capture.events import Skipped
 from memd.capture.prepare import Capture, NewEvent
 from memd.capture.privacy import Privacy
 from memd.config import Config
+from memd.context import hook_output
 from memd.protocol import Ingest
 
 CAPTURE = Capture(Config().capture, Privacy(Config().privacy))
@@ -93,3 +94,12 @@ def test_gemini_s_reply_is_read_whole_from_its_transcript() -> None:
     )
     assert gemini_reply(tail) == "finished 0"
     assert gemini_reply(b'{"type":"user","content":"x"}\n') == ""
+
+
+def test_gemini_gets_its_context_without_angle_brackets_and_uncapped() -> None:
+    block = "<memory-context>\n" + "x" * 12_000 + "\n</memory-context>"
+    output = json.loads(hook_output("BeforeAgent", context=block, agent="gemini"))
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("\u2039memory-context\u203a") and "<" not in context and ">" not in context
+    with pytest.raises(ValueError):  # Claude Code would cut it: memd's blocks stay under its cap
+        hook_output("UserPromptSubmit", context=block)

@@ -34,10 +34,10 @@ __all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
 log = structlog.get_logger("memd.ingest")
 
 INLINE_CAPTURE_BYTES = 64 * 1024
-TRANSCRIPT_TAIL = 256 * 1024
-"""Bytes at the end of a Gemini CLI transcript read for the turn's reply."""
 """Payloads up to this size are prepared on the event loop (~0.1-0.3 ms); larger ones
 (a 1 MB Read takes tens of ms to filter) in a worker thread, so the loop keeps serving."""
+TRANSCRIPT_TAIL = 256 * 1024
+"""Bytes at the end of a Gemini CLI transcript read for the turn's reply."""
 
 
 def _gemini_reply(request: Ingest) -> str:
