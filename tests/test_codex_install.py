@@ -91,7 +91,7 @@ def test_tables_are_edited_whole_and_nothing_else() -> None:
 
 def test_memctl_installs_for_codex_and_takes_it_out(instance: Instance, tmp_path: Path) -> None:
     home = tmp_path / "codex"
-    env = {**instance.env, "CODEX_HOME": str(home)}
+    env = {**instance.env, "CODEX_HOME": str(home), "HOME": str(tmp_path)}
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([PYTHON, "-m", "memd_client.memctl", *argv], env=env, capture_output=True, text=True)
@@ -109,6 +109,12 @@ def test_memctl_installs_for_codex_and_takes_it_out(instance: Instance, tmp_path
     source = os.path.realpath(home / "hooks.json")
     assert f"{source}:user_prompt_submit:0:0" in state((home / "config.toml").read_text())
     assert "nothing to change" in run("install", "--agent", "codex").stdout
+    checks = {c["name"]: c for c in json.loads(run("--json", "doctor").stdout)["checks"]}
+    assert checks["agents"]["level"] == "ok"
+    assert checks["hooks"] == {  # a Codex-only user is not told Claude Code sends memd nothing
+        "name": "hooks", "level": "ok", "message": "Claude Code: memd is not installed for it (it is for Codex CLI)",
+        "fix": "",
+    }  # fmt: skip
     out = run("uninstall", "--agent", "codex")
     assert out.returncode == 0, out.stderr
     assert json.loads((home / "hooks.json").read_text()) == {}

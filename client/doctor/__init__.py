@@ -143,8 +143,10 @@ def examine(paths: Paths, *, home: str, cwd: str, python: str) -> list[Finding]:
     if (gathered := attempt("config", lambda: gather_config(paths))) is not None:
         facts, config = gathered
         findings += check_config(facts)
-    findings += attempt("hooks", lambda: check_hooks(*gather_hooks(paths, home, cwd))) or []
-    findings += attempt("agents", lambda: check_agents(gather_agents(home, os.environ))) or []
+    agents = attempt("agents", lambda: gather_agents(home, os.environ)) or []
+    installed = [{"codex": "Codex CLI", "gemini": "Gemini CLI"}[a.agent] for a in agents if a.hooks]
+    findings += attempt("hooks", lambda: check_hooks(*gather_hooks(paths, home, cwd), installed)) or []
+    findings += check_agents(agents)
     daemon = attempt("daemon", lambda: gather_daemon(paths))
     findings += check_daemon(daemon) if daemon is not None else []
     up = daemon is not None and daemon.pong is not None

@@ -65,8 +65,9 @@ def hook_argv(command: str) -> tuple[str, str]:
     return argv[0], script
 
 
-def check_hooks(files: Iterable[SettingsFile], record: LauncherRecord) -> list[Finding]:
-    files = list(files)
+def check_hooks(files: Iterable[SettingsFile], record: LauncherRecord, elsewhere: Iterable[str] = ()) -> list[Finding]:
+    """``elsewhere``: the other agents memd is installed for (then Claude Code without it is a choice)."""
+    files, elsewhere = list(files), list(elsewhere)
     findings: list[Finding] = []
     for f in files:
         if f.error:
@@ -90,7 +91,10 @@ def check_hooks(files: Iterable[SettingsFile], record: LauncherRecord) -> list[F
             " launcher reads it, and the plugin is not enabled"
         )
         findings.append(Finding("hooks", "warn", message, "memctl launcher --record"))
-    if not plugin and not any(f.hooks for f in files):
+    if not plugin and not any(f.hooks for f in files) and elsewhere:
+        message = f"Claude Code: memd is not installed for it (it is for {' and '.join(elsewhere)})"
+        findings.append(Finding("hooks", "ok", message))
+    elif not plugin and not any(f.hooks for f in files):
         where = ", ".join(f.path for f in files)
         findings.append(
             Finding(

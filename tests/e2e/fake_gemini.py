@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from e2e.fake_server import FakeServer
 
 __all__ = ["FakeGemini"]
 
@@ -58,48 +58,22 @@ def answer(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-class FakeGemini:
+def _reply(path: str, body: dict[str, Any]) -> bytes | None:
+    if ":streamGenerateContent" not in path:
+        return None
+    return b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in answer(body))
+
+
+class FakeGemini(FakeServer):
     """``with FakeGemini() as api:`` a server on 127.0.0.1; ``api.url`` is ``GOOGLE_GEMINI_BASE_URL``."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                with fake._lock:
-                    fake.requests.append(body)
-                if ":streamGenerateContent" not in self.path:
-                    self.send_error(404)
-                    return
-                payload = b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in answer(body))
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_reply)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.origin
 
     def sent(self, needle: str) -> list[dict[str, Any]]:
         """The requests whose contents hold ``needle`` somewhere."""
-        with self._lock:
-            return [r for r in self.requests if needle in json.dumps(r.get("contents", []), ensure_ascii=False)]
-
-    def __enter__(self) -> FakeGemini:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return [r for r in self.bodies() if needle in json.dumps(r.get("contents", []), ensure_ascii=False)]

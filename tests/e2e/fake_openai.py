@@ -23,9 +23,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from e2e.fake_server import FakeServer
 
 __all__ = ["FULL_CONTEXT", "FakeOpenAI", "texts"]
 
@@ -109,48 +109,16 @@ def _stream(output: list[dict[str, Any]], tokens: int) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
     """``with FakeOpenAI() as api:`` a server on 127.0.0.1; ``api.url`` is Codex's ``base_url``."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                with fake._lock:
-                    fake.requests.append(body)
-                if not self.path.endswith("/responses"):
-                    self.send_error(404)
-                    return
-                payload = _stream(*answer(body))
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(lambda path, body: _stream(*answer(body)) if path.endswith("/responses") else None)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
     def sent(self, needle: str) -> list[dict[str, Any]]:
         """The requests whose input holds ``needle`` somewhere."""
-        with self._lock:
-            return [r for r in self.requests if any(needle in texts(i) for i in r.get("input", []))]
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return [r for r in self.bodies() if any(needle in texts(i) for i in r.get("input", []))]

@@ -14,6 +14,7 @@ import json
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,14 @@ def fired(user: ClaudeCode, skip=lambda p: False) -> Counter[tuple[str, ...]]:
 def compaction_agent(payload: dict[str, Any]) -> bool:
     """The compaction's own SubagentStop: memd stores its summary once, as the PostCompact event."""
     return payload["_recorded_as"] == "SubagentStop" and not payload.get("agent_type")
+
+
+def assert_stored_once(
+    fired: Callable[[], Counter[tuple[str, ...]]], stored: Callable[[], Counter[tuple[str, ...]]], timeout: float = 10.0
+) -> None:
+    """Every event the agent fired is in memd's store exactly once (waiting for the last hooks)."""
+    deadline = time.monotonic() + timeout
+    while (have := stored()) != (want := fired()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    missing, extra = want - have, have - want
+    assert not missing and not extra, f"missing (fired, not stored): {missing}\nextra (stored, not fired): {extra}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from e2e.codex import CodexUser
 from e2e.fake_gemini import FakeGemini
 from e2e.fake_openai import FakeOpenAI
 from e2e.gemini import GeminiUser, fired, stored
+from e2e.harness import assert_stored_once as same_events
 from e2e.install_clis import InstallError, install
 
 SESSIONS = 30
@@ -40,12 +40,8 @@ def user(gemini_binary: str, google: FakeGemini, daemon: Instance) -> GeminiUser
     return GeminiUser(gemini_binary, google.url, daemon, Path(tempfile.mkdtemp(prefix="gm-", dir=daemon.root)))
 
 
-def assert_stored_once(user: GeminiUser, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while (have := stored(user.memd)) != (want := fired(user)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    missing, extra = want - have, have - want
-    assert not missing and not extra, f"missing (fired, not stored): {missing}\nextra (stored, not fired): {extra}"
+def assert_stored_once(user: GeminiUser) -> None:
+    same_events(lambda: fired(user), lambda: stored(user.memd))
 
 
 def test_gemini_sessions_are_stored_exactly_once(user: GeminiUser) -> None:
