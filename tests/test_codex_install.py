@@ -138,3 +138,15 @@ def test_doctor_tells_when_codex_would_skip_memd_s_hooks(tmp_path: Path) -> None
     (finding,) = check_agents(gather_agents(str(tmp_path), env))
     assert finding.level == "error" and "Stop" in finding.message and finding.fix == "memctl install --agent codex"
     assert check_agents(gather_agents(str(tmp_path / "nobody"), {"CODEX_HOME": str(tmp_path / "none")})) == []
+
+
+def test_a_broken_config_is_named_and_left_alone(instance: Instance, tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    home.mkdir()
+    (home / "config.toml").write_text("model = \n")
+    env = {**instance.env, "CODEX_HOME": str(home), "HOME": str(tmp_path)}
+    argv = [PYTHON, "-m", "memd_client.memctl", "install", "--agent", "codex"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert f"{home / 'config.toml'} is not valid TOML" in done.stderr and "nothing was changed" in done.stderr
+    assert (home / "config.toml").read_text() == "model = \n" and not (home / "hooks.json").exists()

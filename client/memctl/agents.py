@@ -68,7 +68,7 @@ def _read_text(path: str) -> str:
 
 
 def _codex(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[tuple[str, str, str]], list[str]]:
-    from .. import codex, install
+    from .. import codex, install, toml_tables
 
     home = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
     base = os.path.join(_project_root(), ".codex") if args.scope == "project" else home
@@ -77,6 +77,12 @@ def _codex(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[t
     config_old = _read_text(config_path)
     # Codex keys trust by the hooks file's real path: a symlinked ~/.codex resolves.
     source = os.path.join(os.path.realpath(os.path.dirname(hooks_path)), "hooks.json")
+    try:
+        toml_tables.parse(config_old)
+    except toml_tables.TomlError as exc:
+        raise CommandError(
+            f"{config_path} is not valid TOML ({exc}); fix it, then run this again (nothing was changed)"
+        ) from None
     if args.command == "uninstall":
         hooks, config = codex.without_memd(source, hooks_file, config_old)
         notes = ["memd's hooks, their trust and its MCP server are out of Codex's configuration"]
