@@ -13,14 +13,13 @@ UserPromptSubmit), if any.
 It always exits 0 and never blocks the agent for long. When the daemon cannot be reached,
 answers too slowly or with an error it cannot act on, the frame is spooled (``spool.py``,
 imported only then) and the daemon ingests it when it next starts or drains the spool. A
-terminating signal does not lose the event either: Claude Code SIGTERMs the async hooks
-still running when ``claude -p`` ends (and Ctrl-C or a closed terminal sends SIGINT or
-SIGHUP). So ``run`` first installs a handler (``_on_signal``) that spools the frame unless
-the daemon has acknowledged it, or, while stdin is still being read, a frame of what was
-read so far (the daemon salvages its fields), and exits 0 at once. The handler runs between
-bytecodes of the main flow, so ``_Progress`` tracks how far the event got: the event is
-spooled at most once, and a signal during a spool write waits for the rename instead of
-leaving a half file (a signal between the daemon's reply and the flag that records it may
+terminating signal does not lose the event either (Claude Code SIGTERMs the async hooks
+still running when ``claude -p`` ends; the hook command holds it back until Python has
+started): ``run`` first installs a handler (``_on_signal``) that spools the frame unless the
+daemon has acknowledged it, or a frame of what stdin gave so far (the daemon salvages its
+fields), and exits 0 at once. It runs between bytecodes of the main flow, so ``_Progress``
+tracks how far the event got: it is spooled at most once, and a signal during a spool write
+waits for the rename (one between the daemon's reply and the flag that records it may
 spool a duplicate: harmless, as above). When nothing listens on the socket at all, the hook
 then starts the daemon in the background (``autostart.py``: at most once per 10 s however
 many hooks fire) and exits without waiting: the next events find it up.
@@ -120,12 +119,9 @@ class _Stdin:
 
 
 def read_stdin(fd: int = 0, into: _Stdin | None = None) -> tuple[bytes, int]:
-    """Read the event from ``fd``: (at most PAYLOAD_CAP bytes of it, the total size).
-
-    Stops at EOF; or when a newline-terminated line has been followed by
-    STDIN_SETTLE seconds of silence (Claude Code writes one compact JSON line);
-    or at STDIN_DEADLINE.  ``into`` holds what has been read meanwhile.
-    """
+    """Read the event from ``fd``: (at most PAYLOAD_CAP bytes of it, the total size).  Stops at
+    EOF, after STDIN_SETTLE s of silence after a newline (Claude Code writes one JSON line), or
+    at STDIN_DEADLINE.  ``into`` holds what has been read meanwhile."""
     read = into if into is not None else _Stdin()
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
@@ -252,8 +248,7 @@ class _Progress:
         self.frame: bytes | None = None
         self.where: paths.Paths | None = None
         self.safe = False
-        """Nothing left to keep: the daemon took the event (or refused it for good), it is
-        spooled, or there was none."""
+        """Nothing left to keep: the daemon took it (or refused it for good), spooled, or none."""
         self.spooling = False
         """A spool file is being written (or about to be): whoever started it finishes it."""
         self.signalled = False
@@ -318,12 +313,16 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def _install_handlers() -> None:
+    """Take the terminating signals, then let in one that came while Python started: the hook
+    command blocks them till now (``launcher.signal_guard``).  SIGTERM is taken even when
+    ignored (the plugin's launcher ignores it); SIGHUP, SIGINT ignored (``nohup``) stay so."""
     try:
         for signum in SIGNALS:
-            if _signal.getsignal(signum) != _signal.SIG_IGN:  # ignored by our parent (nohup): stays so
+            if signum == _signal.SIGTERM or _signal.getsignal(signum) != _signal.SIG_IGN:
                 _signal.signal(signum, _on_signal)
     except ValueError:  # not the main thread (run called in-process, in a test): no handlers
-        pass
+        return
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, SIGNALS)  # a pending one runs its handler now
 
 
 # --- the hook ---------------------------------------------------------------------------

@@ -52,8 +52,10 @@ def stand_in(path: str, reply: bytes) -> Iterator[None]:
     try:
         yield
     finally:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept(): close() alone leaves it blocked
         server.close()
         thread.join(5)
+        assert not thread.is_alive()
 
 
 MISMATCH = encode_frame(Error(code="version_mismatch", message="client speaks protocol 9, this daemon speaks 1"))

@@ -16,6 +16,7 @@ import pytest
 from conftest import PYTHON, Instance
 
 from memd_client import codex, toml_tables
+from memd_client.memctl.claude import hook_command
 from memd_wire.launcher import HOOK_SCRIPT
 
 SOURCE = "/home/me/.codex/hooks.json"
@@ -127,7 +128,7 @@ def test_doctor_tells_when_codex_would_skip_memd_s_hooks(tmp_path: Path) -> None
     home = tmp_path / ".codex"
     home.mkdir()
     source = os.path.realpath(home / "hooks.json")
-    hooks, config = codex.with_memd(source, {}, "", lambda e: f"{PYTHON} -I -S {HOOK_SCRIPT} {e} --agent codex", None)
+    hooks, config = codex.with_memd(source, {}, "", lambda e: hook_command(e, agent="codex"), None)
     (home / "hooks.json").write_text(json.dumps(hooks))
     (home / "config.toml").write_text(config)
     env = {"CODEX_HOME": str(home)}

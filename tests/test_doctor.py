@@ -355,6 +355,20 @@ def test_hook_commands_are_parsed_as_the_shell_does() -> None:
     assert doctor.hook_argv(command) == ("/home/u/my venv/bin/python", script)
     assert doctor.hook_argv("python3 'unclosed") == ("", "")
     assert doctor.hook_argv(f"python3 {launcher.HOOK_SCRIPT} Stop") == ("python3", launcher.HOOK_SCRIPT)
+    guarded = f"/usr/bin/env --block-signal=TERM,HUP,INT /v/bin/python -I -S {launcher.HOOK_SCRIPT} Stop"
+    assert doctor.hook_argv(guarded) == ("/v/bin/python", launcher.HOOK_SCRIPT)
+
+
+def test_hooks_installed_before_the_signal_guard_are_named() -> None:
+    from memd_client.doctor.hooks import hook_entry
+    from memd_client.memctl.claude import hook_command
+
+    bare = [hook_entry(event, shlex.join([PYTHON, "-I", "-S", launcher.HOOK_SCRIPT, event])) for event in install.HOOKS]
+    (finding,) = doctor.check_hooks([_settings(*bare)], NO_RECORD)
+    assert (finding.level, finding.fix) == ("warn", "memctl install") and "signal guard" in finding.message
+    guarded = [hook_entry(event, hook_command(event)) for event in install.HOOKS]
+    (finding,) = doctor.check_hooks([_settings(*guarded)], NO_RECORD)
+    assert finding.level == "ok" and PYTHON in finding.message
 
 
 def test_hooks_with_a_relative_interpreter_or_missing_events() -> None:

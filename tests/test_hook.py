@@ -122,7 +122,7 @@ def test_twenty_megabyte_payload_is_kept_as_a_truncated_event(daemon: Instance) 
 
 
 def test_concurrent_hook_clients_store_every_event_once(daemon: Instance) -> None:
-    clients, per_client = 32, 100
+    clients, per_client = 32, 40  # bench/load.py holds the heavier loads
     total = clients * per_client
 
     def client(c: int) -> None:

@@ -266,3 +266,50 @@ def test_a_burst_of_sigtermed_clients_loses_no_event(daemon: Instance) -> None:
     expected = {f"UserPromptSubmit:s-burst-{n % 8}:{hashlib.sha256(raw).hexdigest()}" for n, raw in enumerate(raws)}
     assert len(keys) == len(set(keys)), f"seed {seed}: an event stored twice"
     assert set(keys) == expected, f"seed {seed}: {len(expected - set(keys))} of {total} events lost"
+
+
+def signalled_before_start(ignored: bool):  # type: ignore[no-untyped-def]
+    """A ``preexec_fn``: the client starts as under memd's signal guard, the terminating signals
+    blocked, and with a SIGTERM already pending (it came while the interpreter started);
+    ``ignored``: SIGTERM ignored besides, as the plugin's launcher leaves it."""
+
+    def preexec() -> None:
+        if ignored:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["blocked", "blocked and ignored (the plugin)"])
+def test_a_sigterm_before_python_started_keeps_the_whole_event(instance: Instance, ignored: bool) -> None:
+    """Claude Code's SIGTERM at the end of ``claude -p`` can reach a hook spawned a few ms
+    before: under the guard it waits for the handler, which spools the event and exits."""
+    raw = prompt(session="s-early")
+    stdin = instance.root + "/event.json"
+    with open(stdin, "wb") as f:
+        f.write(raw)
+    env = {"MEMD_HOOK_TIMEOUT": "30"}  # the normal path would wait 30 s on the mute server
+    with MuteServer(instance) as server, open(stdin, "rb") as event:
+        started = time.monotonic()
+        with spawn(instance, "UserPromptSubmit", {**env, "MEMD_SOCKET": server.path}, stdin=event,
+                   preexec_fn=signalled_before_start(ignored)) as proc:  # fmt: skip
+            status = proc.wait(timeout=10)
+            assert status == 0, proc.stderr.read()  # type: ignore[union-attr]
+    assert time.monotonic() - started < QUICK
+    request = spooled_ingest(instance)
+    assert (request.event, request.payload, request.truncated) == ("UserPromptSubmit", raw, False)
+
+
+def test_the_guard_blocks_the_terminating_signals_before_python_starts() -> None:
+    """Every memd hook command starts with it on Linux (GNU coreutils' env)."""
+    from memd_client.memctl.claude import hook_command
+    from memd_wire.launcher import signal_guard
+
+    guard = signal_guard()
+    assert guard == ("/usr/bin/env", "--block-signal=TERM,HUP,INT")
+    assert hook_command("PostToolUse").startswith("/usr/bin/env --block-signal=TERM,HUP,INT ")
+    show = "import _signal; print(sorted(int(s) for s in _signal.pthread_sigmask(_signal.SIG_BLOCK, [])))"
+    blocked = subprocess.run([*guard, PYTHON, "-I", "-S", "-c", show], capture_output=True, text=True, check=True)
+    assert json.loads(blocked.stdout) == sorted([signal.SIGHUP, signal.SIGINT, signal.SIGTERM])

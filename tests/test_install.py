@@ -66,7 +66,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(instance: Instance)
     assert after["hooks"]["Notification"] == THEIRS["hooks"]["Notification"]
     assert {k: v for k, v in after.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     argv = shlex.split(entries["SessionStart"][0]["command"])
-    assert argv[0].startswith("/") and argv[1:3] == ["-I", "-S"] and argv[-1] == "SessionStart"
+    assert argv[:2] == ["/usr/bin/env", "--block-signal=TERM,HUP,INT"]  # the signal guard (test_hook_signals.py)
+    assert argv[2].startswith("/") and argv[3:5] == ["-I", "-S"] and argv[-1] == "SessionStart"
 
     with open(path, "rb") as f:
         once = f.read()

@@ -94,7 +94,8 @@ def test_hook_command_runs_the_hook(daemon: Instance) -> None:
     result = daemon.memctl("hook-command", "PostToolUse")
     assert result.returncode == 0
     argv = shlex.split(result.stdout)
-    assert argv[1:3] == ["-I", "-S"] and argv[0].startswith("/") and argv[-1] == "PostToolUse"
+    assert argv[:2] == ["/usr/bin/env", "--block-signal=TERM,HUP,INT"]  # the signal guard (test_hook_signals.py)
+    assert argv[3:5] == ["-I", "-S"] and argv[2].startswith("/") and argv[-1] == "PostToolUse"
     (fixture,) = [p for p in hook_fixtures() if p.name == "hook_PostToolUse.json"]
     ran = subprocess.run(result.stdout, shell=True, input=fixture.read_bytes(), env=daemon.env, timeout=30)
     assert ran.returncode == 0

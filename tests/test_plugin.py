@@ -119,9 +119,27 @@ def test_without_a_record_the_memctl_on_path_writes_one(daemon: Instance, plugin
     payload = (FIXTURES / "hooks" / "hook_UserPromptSubmit.json").read_bytes()
     done = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook UserPromptSubmit', plugin, env, payload)
     assert done.returncode == 0, done.stderr
-    python, hook = (line.split("=", 1)[1] for line in record.read_text().splitlines())
-    assert os.path.samefile(python, PYTHON) and hook == launcher.HOOK_SCRIPT
+    fields = dict(line.split("=", 1) for line in record.read_text().splitlines())
+    assert os.path.samefile(fields["python"], PYTHON) and fields["hook"] == launcher.HOOK_SCRIPT
+    assert fields["guard"] == " ".join(launcher.signal_guard())
     assert daemon.query("SELECT count(*) FROM events WHERE event = 'UserPromptSubmit'") == [(1,)]
+
+
+def test_the_launcher_starts_the_hook_client_with_sigterm_held(tmp_path: Path, plugin: Path) -> None:
+    """Ignored from the launcher's first line, blocked from the record's guard on: a SIGTERM
+    that comes before the client has its handler waits for it (test_hook_signals.py)."""
+    state = tmp_path / "state"
+    (state / "memd").mkdir(parents=True)
+    python = tmp_path / "python"  # stands in for the interpreter: shows how it was started
+    python.write_text(f"#!{PYTHON}\nprint(''.join(line for line in open('/proc/self/status') if 'Sig' in line))\n")
+    python.chmod(0o755)
+    record = launcher.render(str(python), launcher.HOOK_SCRIPT, launcher.signal_guard())
+    (state / "memd" / "installation").write_text(record)
+    env = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path), "XDG_STATE_HOME": str(state)}
+    done = run('sh "${CLAUDE_PLUGIN_ROOT}/hooks/memd-launch" hook PostToolUse', plugin, env, b"{}\n")
+    masks = {key: int(value, 16) for key, value in re.findall(r"^(Sig\w+):\s+([0-9a-f]+)$", done.stdout.decode(), re.M)}
+    term, hup = 1 << (15 - 1), 1 << (1 - 1)
+    assert masks["SigBlk"] & term and masks["SigBlk"] & hup and masks["SigIgn"] & term, done
 
 
 def test_without_memd_a_session_gets_one_line(instance: Instance, plugin: Path) -> None:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from .. import codex, gemini, install
 from .findings import Finding
-from .hooks import HookCommand, hook_argv, hook_problem, is_file, runs
+from .hooks import HookCommand, hook_entry, hook_problem
 
 
 class AgentFile(NamedTuple):
@@ -47,8 +47,7 @@ def _file(agent: str, path: str, config: str) -> AgentFile:
         for group in groups if isinstance(groups, list) else ():
             for entry in group.get("hooks", []) if isinstance(group, dict) else ():
                 if install.is_memd(entry):
-                    interpreter, script = hook_argv(str(entry.get("command", "")))
-                    hooks.append(HookCommand(event, interpreter, script, runs(interpreter), is_file(script)))
+                    hooks.append(hook_entry(event, str(entry.get("command", ""))))
     untrusted: tuple[str, ...] = ()
     if config and hooks:
         try:

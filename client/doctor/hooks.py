@@ -27,6 +27,8 @@ class HookCommand(NamedTuple):
     interpreter_runs: bool
     """An executable file exists at that (absolute) path."""
     script_exists: bool
+    guarded: bool = True
+    """Run under ``launcher.signal_guard`` where the system has one (``hook_guarded``)."""
 
 
 class SettingsFile(NamedTuple):
@@ -59,10 +61,23 @@ def hook_argv(command: str) -> tuple[str, str]:
         argv = shlex.split(command)
     except ValueError:
         return "", ""
+    if argv[:1] and os.path.basename(argv[0]) == "env":  # the signal guard (launcher.signal_guard)
+        argv = argv[1 + next((i for i, arg in enumerate(argv[1:]) if not arg.startswith("-")), len(argv)) :]
     if not argv:
         return "", ""
     script = next((arg for arg in argv[1:] if arg == launcher.HOOK_SCRIPT or install.MARKER in arg), "")
     return argv[0], script
+
+
+def hook_guarded(command: str) -> bool:
+    """Whether ``command`` blocks the terminating signals before the client starts, if it can."""
+    guard = launcher.signal_guard()
+    return not guard or command.startswith(" ".join(guard) + " ")
+
+
+def hook_entry(event: str, command: str) -> HookCommand:
+    interpreter, script = hook_argv(command)
+    return HookCommand(event, interpreter, script, runs(interpreter), is_file(script), hook_guarded(command))
 
 
 def check_hooks(files: Iterable[SettingsFile], record: LauncherRecord, elsewhere: Iterable[str] = ()) -> list[Finding]:
@@ -124,6 +139,11 @@ def hook_problem(hook: HookCommand) -> tuple[Level, str] | None:
         return "error", f"{hook.interpreter} without memd's hook client{lost}"
     if not hook.script_exists:
         return "error", f"{hook.script}, which does not exist (memd moved or was uninstalled?){lost}"
+    if not hook.guarded:
+        return "warn", (
+            "without the signal guard memd now installs: Claude Code's SIGTERM to a hook still"
+            " starting as `claude -p` ends loses its event"
+        )
     return None
 
 
@@ -202,8 +222,7 @@ def _settings_file(path: str, install_command: str, uninstall_command: str) -> S
             entries = group.get("hooks") if isinstance(group, dict) else None
             for entry in entries if isinstance(entries, list) else ():
                 if install.is_memd(entry):
-                    interpreter, script = hook_argv(str(entry.get("command", "")))
-                    hooks.append(HookCommand(event, interpreter, script, runs(interpreter), is_file(script)))
+                    hooks.append(hook_entry(event, str(entry.get("command", ""))))
     plugins = settings.get("enabledPlugins")
     enabled = isinstance(plugins, dict) and any(
         str(name).split("@")[0] == "memd" and on for name, on in plugins.items()

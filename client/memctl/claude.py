@@ -19,9 +19,9 @@ __all__ = ["HOOK_COMMAND", "INSTALL", "MCP", "UNINSTALL", "hook_command"]
 
 def hook_command(event: str, socket_flag: str | None = None, agent: str = "") -> str:
     """The shell command an agent should run for ``event`` (Claude Code when ``agent`` is "")."""
-    from memd_wire.launcher import HOOK_SCRIPT
+    from memd_wire.launcher import HOOK_SCRIPT, signal_guard
 
-    argv = [os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
+    argv = [*signal_guard(), os.path.abspath(sys.executable), "-I", "-S", HOOK_SCRIPT, event]
     if socket_flag:
         argv += ["--socket", os.path.abspath(socket_flag)]
     if agent:
