@@ -243,6 +243,10 @@ class Ingest(Request):
     agent: str = ""
     """The agent that ran the hook, as its hook command names it (``--agent codex``); "" for
     Claude Code, whose commands name none (``memd.capture.agents``)."""
+    agent_pid: int = 0
+    """The process that ran the hook (the hook client's parent: the agent, or a shell the
+    daemon sees through), sent with SessionStart: it tells which session a fork was made of
+    (``memd.services.agent_process``).  0: not sent."""
 
 
 class Ping(Request):

@@ -74,14 +74,16 @@ def ingest_frame(
     position: str = "",
     claude_memory: str = "",
     agent: str = "",
+    agent_pid: int = 0,
 ) -> bytes:
     """The ``Ingest`` request of memd/protocol.py, msgpack-encoded and length-prefixed."""
     body = b"".join(
         (
-            bytes((0x87 + bool(position) + bool(claude_memory) + bool(agent),)),  # a map of 7 to 10 entries
+            bytes((0x87 + bool(position) + bool(claude_memory) + bool(agent) + bool(agent_pid),)),  # 7 to 11 entries
             _str("position") + _str(position) if position else b"",
             _str("claude_memory") + _str(claude_memory) if claude_memory else b"",
             _str("agent") + _str(agent) if agent else b"",
+            _str("agent_pid") + _uint(agent_pid) if agent_pid else b"",
             _str("op"), _str("ingest"),
             _str("v"), _uint(PROTOCOL_VERSION),
             _str("event"), _str(event),

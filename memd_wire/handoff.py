@@ -348,8 +348,9 @@ def run(argv: list[str]) -> None:
     env = paths.environ()
     native = claude_memory_mode(env) if event in CONTEXT_EVENTS else ""
     progress.frame = frame = ingest_frame(
-        event, payload, size, truncated=size > len(payload), position=position, claude_memory=native, agent=agent
-    )
+        event, payload, size, truncated=size > len(payload), position=position, claude_memory=native, agent=agent,
+        agent_pid=posix.getppid() if event == "SessionStart" else 0,  # a fork's parent (Ingest.agent_pid)
+    )  # fmt: skip
     progress.where = where = paths.resolve(socket=socket_flag, env=env)
     try:
         reply = send(where.socket, frame, _deadline(env))

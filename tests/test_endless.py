@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 from typing import Any
 
-from conftest import FIXTURES, Instance
+from conftest import FIXTURES, HOOK_FILE, PYTHON, Instance
 from test_recall import hook, send
 
 from memd.protocol import Details, DetailsResult, Endless, EndlessStatus, Ingest, Ingested
@@ -158,6 +159,51 @@ def test_resume_and_fork_carry_the_session_on(daemon: Instance) -> None:
     forked = hook(daemon, "SessionStart", "s-fork", cwd, source="fork")
     # The session forked is the one last active: s-main, which was just resumed.
     assert 'reason="fork: the working state of session s-main' in forked and "Document the TTL setting" in forked
+
+
+AGENT = """
+import json, subprocess, sys
+outputs = []
+for event, body in json.load(sys.stdin):
+    done = subprocess.run([*json.loads(sys.argv[1]), event], input=json.dumps(body).encode(), capture_output=True)
+    outputs.append(done.stdout.decode())
+print(json.dumps(outputs))
+"""
+"""A stand-in for ``claude``: one process running the real hook client for each of its events
+in turn, with a command line of its own (what follows the script)."""
+
+
+def hooks_run_by(inst: Instance, argv: list[str], *events: tuple[str, dict[str, Any]]) -> list[str]:
+    """The context each event's hook printed, run by one agent process with ``argv``."""
+    client = json.dumps([PYTHON, "-I", "-S", HOOK_FILE])
+    done = subprocess.run([PYTHON, "-c", AGENT, client, *argv], input=json.dumps(events).encode(),
+                          capture_output=True, env=inst.env, timeout=60, check=True)  # fmt: skip
+    outputs = json.loads(done.stdout)
+    return [json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else "" for out in outputs]
+
+
+def test_a_fork_carries_on_the_session_its_process_forked(daemon: Instance) -> None:
+    """Another session replying about when the forked one did is not taken for its parent: the
+    command line names it (``--resume ID --fork-session``), or it is the last session the
+    process started (``/fork``)."""
+    cwd = f"{daemon.root}/proj"
+    now = time.time()
+    working_session(daemon, cwd, "s-main", now - 15.4)  # its last reply 5.4 s ago
+    send(daemon, "UserPromptSubmit", now - 5.2, "s-race", cwd, prompt="Rotate the staging TLS certificates")
+    send(daemon, "Stop", now - 5.0, "s-race", cwd, last_assistant_message="The TLS certificates are rotated.")
+    fork = {"session_id": "s-fork", "cwd": cwd, "hook_event_name": "SessionStart", "transcript_path": "/dev/null",
+            "source": "fork", "seconds_since_last_response": 5}  # fmt: skip
+    (named,) = hooks_run_by(daemon, ["-p", "go on", "--resume", "s-main", "--fork-session"], ("SessionStart", fork))
+    assert 'reason="fork: the working state of session s-main' in named and "Document the TTL" in named
+    assert "TLS" not in named
+
+    start = {**fork, "session_id": "s-main", "source": "resume"}
+    _, forked = hooks_run_by(daemon, [], ("SessionStart", start), ("SessionStart", {**fork, "session_id": "s-fork2"}))
+    assert 'reason="fork: the working state of session s-main' in forked and "TLS" not in forked
+
+    # Told by neither (``--continue --fork-session``): the session that replied when the forked one did.
+    (timed,) = hooks_run_by(daemon, ["--continue", "--fork-session"], ("SessionStart", {**fork, "session_id": "s-f3"}))
+    assert 'reason="fork: the working state of session s-race' in timed
 
 
 def test_tasks_and_the_endless_switch_through_memctl(daemon: Instance) -> None:

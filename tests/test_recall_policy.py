@@ -1,19 +1,22 @@
 """The pure policy behind the context memd injects, alone: the standard block's choice
-(``continuity/session_start.py``), the carry-on pieces (``continuity/carry_on.py``) and the
-prompt gate (``retrieve/prompt_gate.py``).  ``test_recall.py`` and ``test_endless.py``
+(``continuity/session_start.py``), the carry-on pieces (``continuity/carry_on.py``, and the
+fork's parent as its process tells, ``services/agent_process.py``) and the prompt gate
+(``retrieve/prompt_gate.py``).  ``test_recall.py`` and ``test_endless.py``
 check them end to end, through a daemon."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from memd.capture.prepare import NewEvent
 from memd.capture.snapshot import Item, Snapshot
 from memd.capture.task_rules import OpenTask
 from memd.continuity import session_start
-from memd.continuity.carry_on import CARRIED, left_off, prompt_aspects, replied_at, snapshot_aspects
+from memd.continuity.carry_on import CARRIED, left_off, prompt_aspects, replied_at, resume_target, snapshot_aspects
 from memd.protocol import Hit
 from memd.retrieve.prompt_gate import PROMPT_SUGGESTIONS, QUESTION_CHARS, not_a_question, question_of, suggestions
+from memd.services.agent_process import AgentProcess, Forks, agent_process
 from memd.store.session_start import Candidate, Head
 
 DAY = 86400.0
@@ -104,6 +107,32 @@ def test_replied_at_is_when_the_continued_session_last_replied() -> None:
     assert replied_at(event(json.dumps({}))) is None
     assert replied_at(event("[1, 2]")) is None  # not an object
     assert replied_at(event("{not json")) is None
+
+
+def test_the_session_a_fork_was_made_of_as_its_process_tells(tmp_path: Path) -> None:
+    assert resume_target(["claude", "-p", "go", "--resume", "abc", "--fork-session"]) == "abc"
+    assert resume_target(["claude", "--fork-session", "-r", "abc"]) == "abc"
+    assert resume_target(["claude", "--resume=abc", "--fork-session"]) == "abc"
+    assert resume_target(["claude", "--resume", "abc"]) is None  # a resume, not a fork
+    assert resume_target(["claude", "--continue", "--fork-session"]) is None
+    assert resume_target(["claude", "--fork-session", "--resume", "--verbose"]) is None  # the picker
+
+    def proc(pid: int, comm: str, ppid: int, argv: list[str], started: int = 77) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) S {ppid} 1 1 0 -1 0 " + "0 " * 12 + f"{started} 0\n")
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"".join(a.encode() + b"\0" for a in argv))
+
+    proc(40, "claude (main)", 1, ["claude", "--resume", "s-1", "--fork-session"])  # comm may hold anything
+    proc(41, "sh", 40, ["/bin/sh", "-c", "sh memd-launch hook SessionStart"])
+    proc(42, "dash", 41, ["sh", "memd-launch", "hook", "SessionStart"])
+    found = agent_process(42, proc=str(tmp_path))
+    assert found == AgentProcess(40, 77, ("claude", "--resume", "s-1", "--fork-session"))
+    assert agent_process(99, proc=str(tmp_path)) is None  # gone
+    forks = Forks()
+    assert forks.parent(found, "s-2") == "s-1"  # named on its command line
+    forks.started(found, "s-2")
+    assert forks.parent(found, "s-3") == "s-2"  # /fork in the same process: the session it has on
+    assert forks.parent(found._replace(started=78), "s-3") == "s-1"  # the pid used again: another process
 
 
 def test_where_a_session_left_off_and_why_it_carries_on() -> None:

@@ -93,6 +93,8 @@ class NewEvent(msgspec.Struct, kw_only=True):
     ``redaction_totals``."""
     claude_memory: str = ""
     """``Ingest.claude_memory``: what Claude Code's own memory does in the session (not stored)."""
+    agent_pid: int = 0
+    """``Ingest.agent_pid``: the process that ran the hook (not stored)."""
     agent: str = CLAUDE_CODE
     """The agent whose hook sent it (``memd.capture.agents``)."""
     per_compaction: bool = False
@@ -305,5 +307,6 @@ class Capture:
             redactions=counts,
             per_compaction=event == "PreCompact" or (event == "SessionStart" and payload.get("source") == "compact"),
             claude_memory=ingest.claude_memory,
+            agent_pid=ingest.agent_pid,
             agent=agent,
         )

@@ -2,7 +2,8 @@
 (``memd.services.session_start`` and ``memd.services.prompt_context`` make them).
 
 - the aspects a snapshot and a prompt are compared by (``continuity.score``);
-- when a forked or resumed session's parent last replied (Claude Code says how long ago);
+- when a forked or resumed session's parent last replied (Claude Code says how long ago),
+  and which session ``claude --resume ID --fork-session`` forks;
 - why a continuation block was given, in the words its header shows;
 - where the last session left off, in one line, on a topic shift.
 """
@@ -18,7 +19,7 @@ from ..capture.extract import aspects
 from ..capture.prepare import NewEvent
 from ..capture.snapshot import Snapshot
 
-__all__ = ["CARRIED", "left_off", "prompt_aspects", "replied_at", "snapshot_aspects"]
+__all__ = ["CARRIED", "left_off", "prompt_aspects", "replied_at", "resume_target", "snapshot_aspects"]
 
 CARRIED: Final = {
     "compact": "compaction: this session's working state, taken from its own events",
@@ -47,6 +48,19 @@ def replied_at(event: NewEvent) -> float | None:
     except (msgspec.DecodeError, AttributeError):
         return None
     return event.client_ts - since if isinstance(since, int | float) and not isinstance(since, bool) else None
+
+
+def resume_target(argv: Sequence[str]) -> str | None:
+    """The session a ``claude`` command line forks (``--resume ID``, ``-r ID`` or ``--resume=ID``
+    with ``--fork-session``); None when it names none."""
+    if "--fork-session" not in argv:
+        return None
+    for i, arg in enumerate(argv):
+        if arg.startswith("--resume="):
+            return arg.partition("=")[2] or None
+        if arg in ("--resume", "-r") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            return argv[i + 1]
+    return None
 
 
 def left_off(snapshot: Snapshot) -> str:

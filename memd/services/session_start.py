@@ -27,6 +27,7 @@ from ..store import Store, settings, state, working_set
 from ..store.listings import session_project
 from ..store.session_start import candidates, heads, latest_errors, latest_summaries
 from ..store.tasks import open_tasks
+from .agent_process import Forks, agent_process
 from .blocks import Blocks, project_name
 from .errors import NotFound
 from .repeats import Repeats
@@ -45,6 +46,7 @@ class SessionStart:
         self.config = config
         self.blocks = blocks
         self.repeats = repeats
+        self.forks = Forks()
         self._endless: bool | None = None
 
     async def endless(self) -> bool:
@@ -67,31 +69,40 @@ class SessionStart:
     async def block(self, event: NewEvent) -> str:
         """The block a session starts with: in endless mode, by how it started (see the module
         doc); else, or when there is nothing to carry on, the project's standard block."""
+        source = event.session.get("source", "startup")
+        named = None  # the session a fork was made of, as the process that forked tells
+        if event.session_id and (process := agent_process(event.agent_pid) if event.agent_pid else None):
+            named = self.forks.parent(process, event.session_id) if source == "fork" else None
+            self.forks.started(process, event.session_id)
         if not self.config.context.session_start or not event.cwd:
             return ""
         root, project_id = await self.retriever.project(event.cwd)
         if project_id is None:
             return ""
-        source = event.session.get("source", "startup")
         reason = f"{source}: endless mode is off" if not await self.endless() else f"{source}: nothing to carry on"
         if await self.endless() and event.session_id:
-            block, reason = await self._carry_on(event.session_id, root, project_id, source, replied_at(event))
+            block, reason = await self._carry_on(event.session_id, root, project_id, source, (named, replied_at(event)))
             if block:
                 return block
         return await self._standard(event, root, project_id, reason)
 
     async def _carry_on(
-        self, session: str, root: str, project_id: int, source: str, replied: float | None
+        self, session: str, root: str, project_id: int, source: str, parent: tuple[str | None, float | None]
     ) -> tuple[str, str]:
         """(the continuation block, or ``""`` and why the standard block is given instead).
-        ``replied``: when the session a fork was made of last replied, if Claude Code said."""
+        ``parent``: of a fork, the session its process names (``agent_process``), and when the
+        session it was made of last replied, as Claude Code says; either may be None."""
         now = time.time()
         run = self.store.readers.run
         if source in ("compact", "resume", "fork"):
             of: str | None = session
             if source == "fork":
-                parent = await run(state.forked_from, project_id, session, replied) if replied else None
-                of = parent or await run(state.latest_session, project_id, session)
+                named, replied = parent
+                if named and ((await run(session_project, named)) or (None, None))[1] != project_id:
+                    named = None  # not a session of this project memd knows (an id mistyped, a title)
+                if not named and replied:
+                    named = await run(state.forked_from, project_id, session, replied)
+                of = named or await run(state.latest_session, project_id, session)
             if of is None:
                 return "", f"{source}: no earlier session to carry on"
             snapshot = await run(state.fresh, of, project_id, now)

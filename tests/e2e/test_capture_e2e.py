@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,11 @@ def context_sent(request: dict[str, Any]) -> str:
     return "\n".join(s for s in strings(request.get("messages")) if "<memory-context" in s)
 
 
+def blocks_sent(request: dict[str, Any]) -> list[str]:
+    """Each of memd's context blocks in one request, whole."""
+    return re.findall(r"<memory-context.*?</memory-context>", context_sent(request), re.S)
+
+
 def is_compaction(request: dict[str, Any]) -> bool:
     last = "\n".join(strings(request.get("messages", [])[-1:]))
     return "<analysis>" in last and "<summary>" in last
@@ -80,17 +87,18 @@ def test_compact_resume_fork_of_an_older_session_and_import(plugin_user: ClaudeC
     user = plugin_user
     older = user.run("Goal: migrate the billing cron to systemd timers\n@bash echo timers\n@say timers planned")
     user.run("/compact", "--resume", older.session_id)
-    resumed = user.run("Continue the billing timers\n@bash echo resumed\n@say resumed", "--resume", older.session_id)
-    assert resumed.session_id == older.session_id
-    time.sleep(2.0)  # the two sessions' last replies seconds apart: seconds_since_last_response is whole seconds
-    newer = user.run("Goal: rotate the staging TLS certificates\n@bash echo certs\n@say certs rotated")
-    time.sleep(1.5)  # the fork's parent is told apart from the newest session by when it last replied
+    # Another session runs beside the older one's resumption and replies about when it does:
+    # the fork's parent is the session its command line names, not the one that replied then.
+    with ThreadPoolExecutor(2) as both:
+        resuming = both.submit(user.run, "Continue the billing timers\n@say resumed", "--resume", older.session_id)
+        newer = both.submit(user.run, "Goal: rotate the staging TLS certificates\n@say certs rotated").result()
+        assert resuming.result().session_id == older.session_id
     first = len(api.requests)
     fork = user.run("Forked: what were we doing?\n@say forked", "--resume", older.session_id, "--fork-session")
     assert fork.session_id not in (older.session_id, newer.session_id)
-    context = context_sent(api.requests[first])
-    assert f"fork: the working state of session {older.session_id[:8]}" in context
-    assert "billing" in context and "TLS" not in context
+    (carried,) = [b for b in blocks_sent(api.requests[first]) if 'reason="fork:' in b]  # the parent's came copied
+    assert f"fork: the working state of session {older.session_id[:8]}" in carried
+    assert "billing" in carried and "TLS" not in carried  # (the prompt's own block may name the other)
     assert_stored_once(user, skip=compaction_agent)
     # The manual compaction is one memory, its summary's body; /compact itself fired no prompt.
     ((summary,),) = user.memd.query("SELECT text FROM events WHERE kind = 'compact_summary'")
