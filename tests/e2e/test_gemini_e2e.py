@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -40,18 +42,29 @@ def user(gemini_binary: str, google: FakeGemini, daemon: Instance) -> GeminiUser
     return GeminiUser(gemini_binary, google.url, daemon, Path(tempfile.mkdtemp(prefix="gm-", dir=daemon.root)))
 
 
-def assert_stored_once(user: GeminiUser) -> None:
-    same_events(lambda: fired(user), lambda: stored(user.memd))
+def assert_stored_once(*users: GeminiUser) -> None:
+    same_events(lambda: sum((fired(user) for user in users), Counter()), lambda: stored(users[0].memd))
 
 
-def test_gemini_sessions_are_stored_exactly_once(user: GeminiUser) -> None:
-    for n in range(SESSIONS):
-        steps = "\n".join(f"@bash echo step-{n}-{s}" for s in range(n % 3)) + ("\n@bash false" if n % 5 == 4 else "")
-        answer, _seconds = user.run(f"session {n} of the soak\n{steps}\n@say finished {n}", resume=n % 7 == 6)
-        assert answer == f"finished {n}"
-    want = fired(user)
+def test_gemini_sessions_are_stored_exactly_once(user: GeminiUser, gemini_binary: str, google: FakeGemini) -> None:
+    """Two users, each running every other session (Gemini CLI takes ~3 s a run): the daemon
+    takes both at once, and resumes stay in each user's own sessions."""
+    other = GeminiUser(gemini_binary, google.url, user.memd, Path(tempfile.mkdtemp(prefix="gm-", dir=user.memd.root)))
+
+    def sessions(runner: GeminiUser, first: int) -> None:
+        for n in range(first, SESSIONS, 2):
+            steps = "\n".join(f"@bash echo step-{n}-{s}" for s in range(n % 3)) + (
+                "\n@bash false" if n % 5 == 4 else ""
+            )
+            answer, _seconds = runner.run(f"session {n} of the soak\n{steps}\n@say finished {n}", resume=n % 7 == 6)
+            assert answer == f"finished {n}"
+
+    with ThreadPoolExecutor(2) as pool:
+        for done in [pool.submit(sessions, user, 0), pool.submit(sessions, other, 1)]:
+            done.result()
+    want = fired(user) + fired(other)
     assert {key[0] for key in want} == {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"}
-    assert_stored_once(user)
+    assert_stored_once(user, other)
     replies = user.memd.query("SELECT text FROM events WHERE agent = 'gemini' AND kind = 'assistant'")
     assert sorted(text for (text,) in replies) == sorted(f"finished {n}" for n in range(SESSIONS))  # chunks joined once
     assert not user.memd.query("SELECT 1 FROM events WHERE payload LIKE '%e2e-fake-gemini-key%'")
