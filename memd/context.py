@@ -223,6 +223,10 @@ class Line(NamedTuple):
     text: str
     event_id: int
     bullet: bool = True
+    quote: str = ""
+    """The words of its memory the line shows, without citation, date or label: what is
+    compared with what the agent has already (``memd.services.repeats``) when the memory
+    says more than the line does."""
 
 
 def escape(text: str) -> str:
@@ -323,16 +327,16 @@ COMPACT_SUMMARY_TOKENS: Final = 600
 
 def continuation_lines(snapshot: Snapshot, since: Iterable[Line] = ()) -> list[Line]:
     """A snapshot's items as block lines, in the priority a tight budget keeps them."""
-    lines = [Line("Goal", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.goal]
-    lines += [Line("Open tasks", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.tasks]
-    lines += [Line("Open errors", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.errors]
+    lines = [Line("Goal", f"[mem:{i.cite}] {i.text}", i.id, quote=i.text) for i in snapshot.goal]
+    lines += [Line("Open tasks", f"[mem:{i.cite}] {i.text}", i.id, quote=i.text) for i in snapshot.tasks]
+    lines += [Line("Open errors", f"[mem:{i.cite}] {i.text}", i.id, quote=i.text) for i in snapshot.errors]
     lines += [
         Line("Files in play", f"[mem:{f.cite}] {f.path} ({f.edits} edits, {f.reads} reads)", f.id)
         for f in snapshot.files
     ]
-    lines += [Line("Decisions", f"[mem:{i.cite}] {i.text}", i.id) for i in snapshot.decisions]
+    lines += [Line("Decisions", f"[mem:{i.cite}] {i.text}", i.id, quote=i.text) for i in snapshot.decisions]
     if reply := snapshot.last_reply:
-        lines.append(Line("Last reply", f"[mem:{reply.cite}] {reply.text}", reply.id))
+        lines.append(Line("Last reply", f"[mem:{reply.cite}] {reply.text}", reply.id, quote=reply.text))
     if summary := snapshot.compact_summary:
         text = truncate_to_tokens(summary.text.strip(), COMPACT_SUMMARY_TOKENS)
         lines.append(Line("Compaction summary", f"[mem:{summary.cite}]\n{text}", summary.id, bullet=False))

@@ -335,6 +335,29 @@ def test_the_session_start_leaves_out_what_memory_md_says(daemon: Instance, clau
     assert "3600" in fire(daemon, claude, "SessionStart", source="startup")
 
 
+def test_no_line_of_any_block_repeats_what_memory_md_says(daemon: Instance, claude: Claude) -> None:
+    """Not the prompt that said it, nor what memd derived from it: the session's summary (its
+    goal) and its working state quote the fact as well; nor the session's own continuation."""
+    fire(daemon, claude, "SessionStart", source="startup")
+    said = "Remember that session cookies expire after 3600 s"
+    fire(daemon, claude, "UserPromptSubmit", prompt=said, prompt_id="p1")
+    fire(daemon, claude, "Stop", last_assistant_message="Noted, I will keep that in mind.")
+    fire(daemon, claude, "UserPromptSubmit", prompt="Never run the migrations against the production replica by hand",
+         prompt_id="p2")  # fmt: skip
+    fire(daemon, claude, "Stop", last_assistant_message="Understood, migrations go through the deploy job only.")
+    worked = claude.session
+    fire(daemon, claude, "SessionEnd", reason="other")
+    daemon.wait_for(lambda: daemon.query("SELECT 1 FROM events WHERE kind = 'session_summary'"))
+    before = fire(daemon, claude, "SessionStart", source="startup")
+    assert "3600" in before and "production replica" in before
+    claude.write("MEMORY.md", INDEX)
+    after = fire(daemon, claude, "SessionStart", source="startup")
+    assert "3600" not in after and "production replica" in after, after
+    claude.session = worked  # that session, compacted: its working state comes back without it too
+    carried = daemon.hook("SessionStart", claude.payload("SessionStart", source="compact")).stdout.decode()
+    assert "production replica" in carried and "3600" not in carried, carried
+
+
 # --- memctl import and promote --------------------------------------------------------------
 
 

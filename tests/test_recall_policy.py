@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memd.capture.prepare import NewEvent
 from memd.capture.snapshot import Item, Snapshot
+from memd.capture.summary import split_goal
 from memd.capture.task_rules import OpenTask
 from memd.continuity import session_start
 from memd.continuity.carry_on import CARRIED, left_off, prompt_aspects, replied_at, resume_target, snapshot_aspects
@@ -86,6 +87,20 @@ def test_standard_lines_come_in_priority_order_and_are_cut() -> None:
     cut = session_start.standard_lines([head(4, "t", long, kind="session_summary")], [], [], {})[0].text
     assert len(cut) == session_start.LINE_CHARS and cut.endswith("…")
     assert session_start.SECTIONS == ("Recent sessions", "Open tasks", "Important", "Recent errors")
+
+
+def test_a_session_goal_the_agent_has_already_is_left_out_of_its_summary() -> None:
+    worked = "Goal: keep cookies at 3600 s · Edited 1 file: auth.py · Commands: pytest · 9 events, 4 min"
+    talked = "Goal: keep cookies at 3600 s · 2 events, <1 min"
+    summaries = [head(1, "s", worked, kind="session_summary"), head(2, "s", talked, kind="session_summary")]
+    said = {"keep cookies at 3600 s"}.__contains__
+    lines = session_start.standard_lines(summaries, [], [], {}, said)
+    assert [line.text.split(": ", 1)[1] for line in lines] == [
+        "Edited 1 file: auth.py · Commands: pytest · 9 events, 4 min"
+    ]
+    assert len(session_start.standard_lines(summaries, [], [], {})) == 2  # nothing said: both whole
+    assert split_goal("Goal: a · b · Errors (1): x · 1 event, <1 min") == ("a · b", "Errors (1): x · 1 event, <1 min")
+    assert split_goal("Edited 2 files: a, b · 3 events, 1 min") == ("", "Edited 2 files: a, b · 3 events, 1 min")
 
 
 # --- carrying on ------------------------------------------------------------------------

@@ -13,14 +13,16 @@ summary, at most 15 s of activity stale.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, NamedTuple
 
 from .text import plural, shorten
 
-__all__ = ["EDIT_TOOLS", "SessionSummary", "SummaryRow", "program", "summarize"]
+__all__ = ["EDIT_TOOLS", "SessionSummary", "SummaryRow", "program", "split_goal", "summarize"]
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+_AFTER_GOAL = re.compile(r" · (?=Edited \d+ files?: |Commands: |Errors \(\d+\): |\d+ events?, )")
 _TWO_WORD = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "pip", "docker", "make", "poetry", "kubectl"})
 
 
@@ -46,6 +48,15 @@ def _goal(rows: list[SummaryRow]) -> str:
         if not text.startswith(("/", "<")) and len(text.split()) >= 3:
             return text
     return ""
+
+
+def split_goal(line: str) -> tuple[str, str]:
+    """(the goal, the rest) of a summary line as ``summarize`` writes it; ("", line) for one
+    without a goal.  The goal ends where one of the parts after it starts."""
+    if not line.startswith("Goal: "):
+        return "", line
+    goal, *rest = _AFTER_GOAL.split(line.removeprefix("Goal: "), maxsplit=1)
+    return goal, "".join(rest)
 
 
 def program(command: str) -> str:

@@ -12,9 +12,10 @@ used it.  The same failure twice is one error line; the same prompt twice one im
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Protocol
 
+from ..capture.summary import split_goal
 from ..context import Line, day
 from ..retrieve.digest import summary
 from ..store.session_start import Candidate, Head
@@ -106,24 +107,36 @@ def distinct_important(best: Sequence[int], heads: dict[int, Head]) -> dict[str,
     return important
 
 
-def _line(section: str, event_id: int, text: str) -> Line:
+def _without_said_goal(line: str, said: Callable[[str], bool]) -> str:
+    goal, rest = split_goal(line)
+    if not goal or not said(goal):
+        return line
+    return rest if " · " in rest else ""  # the counts alone say nothing worth a line
+
+
+def _line(section: str, event_id: int, text: str, quote: str = "") -> Line:
     flat = " ".join(text.split())
     flat = flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
-    return Line(section, flat, event_id)
+    return Line(section, flat, event_id, quote=quote)
 
 
 def standard_lines(
-    summaries: Iterable[Head], tasks: Iterable[Task], errors: Iterable[Head], important: dict[str, Head]
-) -> list[Line]:
+    summaries: Iterable[Head], tasks: Iterable[Task], errors: Iterable[Head], important: dict[str, Head],
+    said: Callable[[str], bool] = lambda _text: False,
+) -> list[Line]:  # fmt: skip
     """A standard block's candidate lines, in priority order: session summaries, open tasks,
-    errors, then important memories (``memory_block`` keeps what its budget allows)."""
+    errors, then important memories (``memory_block`` keeps what its budget allows).  A
+    session's goal the agent has ``said`` to it already (Claude Code's memory) is left out of
+    its summary, and the summary with it when nothing but its counts would be left."""
     return [
-        *(_line("Recent sessions", event_id, f"[mem:{cite}] {day(ts)}: {head or title}")
-          for event_id, cite, _kind, _tool, title, head, ts in summaries),
-        *(Line("Open tasks", f"[mem:{t.cite}] [{t.status}] {' '.join(t.content.split())[:LINE_CHARS]}", t.event_id)
+        *(_line("Recent sessions", event_id, f"[mem:{cite}] {day(ts)}: {text}")
+          for event_id, cite, _kind, _tool, title, head, ts in summaries
+          if (text := _without_said_goal(head or title, said))),
+        *(Line("Open tasks", f"[mem:{t.cite}] [{t.status}] {' '.join(t.content.split())[:LINE_CHARS]}", t.event_id,
+               quote=t.content)
           for t in tasks),
-        *(_line("Recent errors", event_id, f"[mem:{cite}] {day(ts)}: {summary(kind, title, head)}")
-          for event_id, cite, kind, _tool, title, head, ts in errors),
-        *(_line("Important", row[0], f"[mem:{row[1]}] {day(row[6])} {row[2]}: {text}")
+        *(_line("Recent errors", event_id, f"[mem:{cite}] {day(ts)}: {shown}", shown)
+          for event_id, cite, kind, _tool, title, head, ts in errors if (shown := summary(kind, title, head))),
+        *(_line("Important", row[0], f"[mem:{row[1]}] {day(row[6])} {row[2]}: {text}", text)
           for text, row in important.items()),
     ]  # fmt: skip

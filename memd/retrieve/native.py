@@ -26,7 +26,7 @@ from typing import Final, NamedTuple
 
 from ..cite import CITATION_RE
 
-__all__ = ["COVERED", "MIN_WORDS", "InContext", "repeats", "words"]
+__all__ = ["COVERED", "MIN_WORDS", "InContext", "repeats", "says_again", "words"]
 
 COVERED: Final = 0.8
 MIN_WORDS: Final = 4
@@ -73,10 +73,15 @@ def repeats(memories: Mapping[int, str], context: InContext, *, index_only: bool
     which that line repeats), or a text that says the same thing (see the module doc)."""
     left_out = {i for i in memories if i in context.recalled or (index_only and i in context.indexed)}
     seen: Sequence[frozenset[str]] = [words(text) for text in context.texts]
-    for event_id, text in memories.items():
-        if event_id in left_out or not seen:
-            continue
-        own = words(text)
-        if len(own) >= MIN_WORDS and any(len(own & other) >= COVERED * len(own) for other in seen):
-            left_out.add(event_id)
-    return left_out
+    return left_out | {i for i, text in memories.items() if i not in left_out and _covered(text, seen)}
+
+
+def says_again(text: str, context: InContext) -> bool:
+    """Whether ``text`` (a fact memd quotes inside a longer line, such as a session's goal)
+    says what one of the texts Claude Code's memory gave says (see the module doc)."""
+    return _covered(text, [words(t) for t in context.texts])
+
+
+def _covered(text: str, seen: Sequence[frozenset[str]]) -> bool:
+    own = words(text)
+    return len(own) >= MIN_WORDS and any(len(own & other) >= COVERED * len(own) for other in seen)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..capture.prepare import NewEvent
 from ..capture.snapshot import Snapshot
 from ..config import Config
 from ..context import CONTINUATION_SECTIONS, MAX_CONTEXT_CHARS, Line, continuation_lines, day, memory_block
 from ..continuity.carry_on import left_off
 from ..retrieve.digest import summary
 from ..store import Store, state
+from .repeats import Repeats
 from .uses import record_uses
 
 __all__ = ["Blocks", "project_name"]
@@ -33,18 +35,20 @@ def project_name(root: str) -> str:
 class Blocks:
     """Renders the blocks that carry work on, and logs what each injected."""
 
-    def __init__(self, store: Store, config: Config, hint: str) -> None:
+    def __init__(self, store: Store, config: Config, hint: str, repeats: Repeats) -> None:
         self.store = store
         self.config = config
         self.hint = hint
         """The line that tells an agent how to expand what a block cites."""
+        self.repeats = repeats
 
     async def continuation(
         self, session: str | None, root: str, snapshot: Snapshot, why: str, *, since: Sequence[state.Recent] = (),
-        max_chars: int = MAX_CONTEXT_CHARS, extra: Sequence[int] = (),
+        max_chars: int = MAX_CONTEXT_CHARS, extra: Sequence[int] = (), asked: NewEvent | None = None,
     ) -> str:  # fmt: skip
         """Where the work in ``root`` stands (``snapshot``), with what other sessions did
-        ``since``; ``extra``: ids logged as injected with it (the snapshot's own)."""
+        ``since``; ``extra``: ids logged as injected with it (the snapshot's own); ``asked``: the
+        hook's event, whose session's Claude Code memory the block does not repeat."""
         if snapshot.empty:
             return ""
         later = [
@@ -56,26 +60,38 @@ class Blocks:
             for r in since
         ]
         name = project_name(root)
-        block, kept = memory_block(
-            {"project": name, "root": root, "mode": "continuation", "reason": why},
-            f"Where the work in {name} stands, from memd. Each item cites its source: check it before relying on it.",
-            CONTINUATION_SECTIONS,
-            continuation_lines(snapshot, later),
-            root=root,
-            hint=self.hint,
-            budget=self.config.context.session_start_budget,
-            max_chars=max_chars,
-        )
+
+        def render(lines: list[Line]) -> tuple[str, list[Line]]:
+            return memory_block(
+                {"project": name, "root": root, "mode": "continuation", "reason": why},
+                f"Where the work in {name} stands, from memd. Each item cites its source: check it before relying"
+                " on it.",
+                CONTINUATION_SECTIONS,
+                lines,
+                root=root,
+                hint=self.hint,
+                budget=self.config.context.session_start_budget,
+                max_chars=max_chars,
+            )
+
+        lines = continuation_lines(snapshot, later)
+        left = await self.repeats.left_out(await self.repeats.context_of(asked), lines) if asked else set()
+        block, kept = render([line for line in lines if line.event_id not in left])
+        if left and asked:
+            await self.repeats.count(session, asked.event, render(lines)[1], left)
         if block:
             await record_uses(self.store, [line.event_id for line in kept] + list(extra), session, "injected")
         return block
 
-    async def previously(self, session: str, root: str, stored: state.Stored, why: str, max_chars: int) -> str:
+    async def previously(
+        self, asked: NewEvent, root: str, stored: state.Stored, why: str, max_chars: int
+    ) -> str:  # fmt: skip
         """A topic shift: one line on where the last session left off, so the agent can ask for
-        more (the snapshot's id expands it) without being handed all of it."""
-        snapshot = stored.snapshot
+        more (the snapshot's id expands it) without being handed all of it; none when Claude
+        Code's memory gave the session that already."""
+        session, snapshot = asked.session_id, stored.snapshot
         where = left_off(snapshot)
-        if not where:
+        if not where or self.repeats.said(await self.repeats.context_of(asked))(where):
             return ""
         line = Line("Previously", f"[mem:{stored.cite}] {day(snapshot.last_ts)}: {where}", stored.event_id)
         block, kept = memory_block(

@@ -154,10 +154,11 @@ class PromptContext:
         measured = continuity(new, snapshot_aspects(stored.snapshot), (now - stored.snapshot.last_ts) / 3600)
         if measured.mode == "topic_shift":
             why = f"first prompt: {measured.reason}, topic shift"
-            return await self.blocks.previously(event.session_id, root, stored, why, CONTINUATION_CHARS)
+            return await self.blocks.previously(event, root, stored, why, CONTINUATION_CHARS)
         if measured.mode != "seamless":
             return ""
         why = f"first prompt: {measured.reason}, seamless"
         return await self.blocks.continuation(
-            event.session_id, root, stored.snapshot, why, max_chars=CONTINUATION_CHARS, extra=[stored.event_id]
-        )
+            event.session_id, root, stored.snapshot, why, max_chars=CONTINUATION_CHARS, extra=[stored.event_id],
+            asked=event,
+        )  # fmt: skip

@@ -54,8 +54,8 @@ class Recall(NamedTuple):
 
 def recall(store: Store, retriever: Retriever, config: Config, transcripts: Transcripts | None = None) -> Recall:
     """``transcripts``: what Claude Code's own memory gave each session, left out of the blocks."""
-    blocks = Blocks(store, config, expand_hint(memctl_command()))
     repeats = Repeats(store, transcripts)
+    blocks = Blocks(store, config, expand_hint(memctl_command()), repeats)
     starts = SessionStart(store, retriever, config, blocks, repeats)
     prompts = PromptContext(store, retriever, config, blocks, starts, repeats)
     return Recall(Lookups(store, retriever, config), starts, prompts)

@@ -1,11 +1,16 @@
 """Context memd leaves out because Claude Code's own memory gave the agent the same already.
 
-The session-start and prompt blocks ask ``Repeats`` which of their lines the agent has
-from Claude Code's memory (``memd.retrieve.native``: a recalled file, a line of
-``MEMORY.md``, a text that says the same thing), leave those out, and have what that
-saved counted (``memctl stats``): the estimated tokens of the lines the block would
-have held.  A one-line entry (a bullet) is a repeat of a file ``MEMORY.md`` points to;
-a memory given in full is not, since ``MEMORY.md`` holds one line of it, not its body.
+Every block memd injects (the standard and continuation blocks at a session start, the
+prompt's) asks ``Repeats`` which of its lines the agent has from Claude Code's memory
+(``memd.retrieve.native``: a recalled file, a line of ``MEMORY.md``, a text that says the
+same thing), leaves those out, and has what that saved counted (``memctl stats``): the
+estimated tokens of the lines the block would have held.  A line is judged by the memory
+it cites, and by what it shows of it (``Line.quote``: a prompt's first line, a working
+state's item), since the memory may say more than the line does.  A session summary quotes its
+goal (the first prompt) inside a longer line: ``said`` judges that goal alone, and the
+summary is shown without it (not counted: the line stays).  A one-line entry (a bullet)
+is a repeat of a file ``MEMORY.md`` points to; a memory given in full is not, since
+``MEMORY.md`` holds one line of it, not its body.
 
 Finding out must never cost the agent its context: a failure here is logged and nothing
 is left out.
@@ -13,14 +18,15 @@ is left out.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import structlog
 
 from ..capture.prepare import NewEvent
 from ..context import Line, escape
-from ..retrieve.native import InContext, repeats
+from ..retrieve.native import InContext, repeats, says_again
 from ..store import Store
 from ..store.batch import atomically
 from ..store.claude_memory import save, texts_of
@@ -56,7 +62,14 @@ class Repeats:
         said = await self.store.readers.run(texts_of, {line.event_id for line in lines})
         as_lines = repeats(said, context, index_only=True)
         in_full = repeats(said, context, index_only=False)
-        return {line.event_id for line in lines if line.event_id in (as_lines if line.bullet else in_full)}
+        quoted = {line.event_id for line in lines if line.quote and says_again(line.quote, context)}
+        return quoted | {line.event_id for line in lines if line.event_id in (as_lines if line.bullet else in_full)}
+
+    @staticmethod
+    def said(context: InContext) -> Callable[[str], bool]:
+        """Whether a fact memd quotes inside a longer line (a session's goal in its summary)
+        is one the agent has from Claude Code's memory."""
+        return functools.partial(says_again, context=context) if context.texts else lambda _text: False
 
     async def count(self, session: str | None, hook: str, kept: Sequence[Line], left: set[int]) -> int:
         """Record what leaving ``left`` out of the block that kept ``kept`` saved; the tokens."""

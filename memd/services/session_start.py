@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 
 from ..capture.prepare import NewEvent
 from ..config import Config
@@ -81,17 +82,18 @@ class SessionStart:
             return ""
         reason = f"{source}: endless mode is off" if not await self.endless() else f"{source}: nothing to carry on"
         if await self.endless() and event.session_id:
-            block, reason = await self._carry_on(event.session_id, root, project_id, source, (named, replied_at(event)))
+            block, reason = await self._carry_on(event, root, project_id, (named, replied_at(event)))
             if block:
                 return block
         return await self._standard(event, root, project_id, reason)
 
     async def _carry_on(
-        self, session: str, root: str, project_id: int, source: str, parent: tuple[str | None, float | None]
+        self, event: NewEvent, root: str, project_id: int, parent: tuple[str | None, float | None]
     ) -> tuple[str, str]:
         """(the continuation block, or ``""`` and why the standard block is given instead).
         ``parent``: of a fork, the session its process names (``agent_process``), and when the
         session it was made of last replied, as Claude Code says; either may be None."""
+        session, source = event.session_id or "", event.session.get("source", "startup")
         now = time.time()
         run = self.store.readers.run
         if source in ("compact", "resume", "fork"):
@@ -108,7 +110,7 @@ class SessionStart:
             snapshot = await run(state.fresh, of, project_id, now)
             since = await run(state.since, project_id, of, snapshot.last_event_id) if source == "resume" else []
             why = CARRIED[source].format(of=of[:8])
-            return await self.blocks.continuation(session, root, snapshot, why, since=since), ""
+            return await self.blocks.continuation(session, root, snapshot, why, since=since, asked=event), ""
         stored = await run(state.latest, project_id, session)
         if stored is None:
             return "", f"{source}: no snapshot of an earlier session yet"
@@ -116,14 +118,15 @@ class SessionStart:
         if measured.mode != "seamless":
             return "", f"{source}: {measured.reason}, {measured.mode.replace('_', ' ')}; the first prompt decides again"
         why = f"{source}: {measured.reason}, seamless"
-        return await self.blocks.continuation(session, root, stored.snapshot, why), ""
+        return await self.blocks.continuation(session, root, stored.snapshot, why, asked=event), ""
 
     async def _standard(self, event: NewEvent, root: str, project_id: int, reason: str) -> str:
         """What memd remembers of the project's earlier sessions (``memd.continuity.session_start``),
         without what Claude Code's own memory (``MEMORY.md``) gives the session already."""
-        session = event.session_id
-        lines = await self.store.readers.run(starting_material, project_id, session, time.time())
-        left = await self.repeats.left_out(await self.repeats.context_of(event), lines)
+        session, native = event.session_id, await self.repeats.context_of(event)
+        said = self.repeats.said(native)
+        lines = await self.store.readers.run(starting_material, project_id, session, time.time(), said)
+        left = await self.repeats.left_out(native, lines)
         block, kept = self._block(root, reason, [line for line in lines if line.event_id not in left])
         if left:
             _all, would_keep = self._block(root, reason, lines)
@@ -164,9 +167,13 @@ class SessionStart:
         return ContinuationResult(session_id=session, block=block)
 
 
-def starting_material(conn: sqlite3.Connection, project_id: int, session: str | None, now: float) -> list[Line]:
+def starting_material(
+    conn: sqlite3.Connection, project_id: int, session: str | None, now: float,
+    said: Callable[[str], bool] = lambda _text: False,
+) -> list[Line]:  # fmt: skip
     """A standard block's candidate lines, in priority order (``memd.continuity.session_start``),
-    read on one connection: session summaries, open tasks, errors, important memories."""
+    read on one connection: session summaries (without a goal the agent was ``said``),
+    open tasks, errors, important memories."""
     summaries = latest_summaries(conn, project_id, session, session_start.SUMMARIES, HEAD_CHARS)
     errors = latest_errors(conn, project_id, session_start.ERROR_ROWS, HEAD_CHARS)
     weighed = candidates(
@@ -175,4 +182,4 @@ def starting_material(conn: sqlite3.Connection, project_id: int, session: str | 
     best = session_start.most_worth(weighed, now)
     important = session_start.distinct_important(best, heads(conn, best, HEAD_CHARS))
     tasks = open_tasks(conn, project_id, now, session_start.OPEN_TASKS)
-    return session_start.standard_lines(summaries, tasks, session_start.distinct_errors(errors), important)
+    return session_start.standard_lines(summaries, tasks, session_start.distinct_errors(errors), important, said)
