@@ -99,6 +99,8 @@ def test_a_session_goal_the_agent_has_already_is_left_out_of_its_summary() -> No
         "Edited 1 file: auth.py · Commands: pytest · 9 events, 4 min"
     ]
     assert len(session_start.standard_lines(summaries, [], [], {})) == 2  # nothing said: both whole
+    idle = [head(3, "s", "2 events, <1 min", kind="session_summary")]  # no goal, nothing done: no line
+    assert session_start.standard_lines(idle, [], [], {}) == []
     assert split_goal("Goal: a · b · Errors (1): x · 1 event, <1 min") == ("a · b", "Errors (1): x · 1 event, <1 min")
     assert split_goal("Edited 2 files: a, b · 3 events, 1 min") == ("", "Edited 2 files: a, b · 3 events, 1 min")
 

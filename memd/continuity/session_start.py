@@ -12,6 +12,7 @@ used it.  The same failure twice is one error line; the same prompt twice one im
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Protocol
 
@@ -96,6 +97,9 @@ def distinct_errors(errors: Iterable[Head]) -> list[Head]:
     return list(by_title.values())[:ERRORS]
 
 
+_COUNTS_ONLY: Final = re.compile(r"\d+ events?, [^·]*")
+
+
 def distinct_important(best: Sequence[int], heads: dict[int, Head]) -> dict[str, Head]:
     """The first ``IMPORTANT`` of ``best`` (those still stored) by summary: the same prompt
     twice is one line."""
@@ -108,10 +112,11 @@ def distinct_important(best: Sequence[int], heads: dict[int, Head]) -> dict[str,
 
 
 def _without_said_goal(line: str, said: Callable[[str], bool]) -> str:
+    """The summary ``line`` to show: without a goal the agent was ``said``, and none when only
+    its counts are left ("4 events, <1 min" says nothing worth a line)."""
     goal, rest = split_goal(line)
-    if not goal or not said(goal):
-        return line
-    return rest if " · " in rest else ""  # the counts alone say nothing worth a line
+    shown = line if goal and not said(goal) else rest
+    return "" if _COUNTS_ONLY.fullmatch(shown) else shown
 
 
 def _line(section: str, event_id: int, text: str, quote: str = "") -> Line:
@@ -127,7 +132,7 @@ def standard_lines(
     """A standard block's candidate lines, in priority order: session summaries, open tasks,
     errors, then important memories (``memory_block`` keeps what its budget allows).  A
     session's goal the agent has ``said`` to it already (Claude Code's memory) is left out of
-    its summary, and the summary with it when nothing but its counts would be left."""
+    its summary, and a summary with nothing but its counts is left out."""
     return [
         *(_line("Recent sessions", event_id, f"[mem:{cite}] {day(ts)}: {text}")
           for event_id, cite, _kind, _tool, title, head, ts in summaries
