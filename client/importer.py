@@ -6,7 +6,7 @@ set): one ``<session>.jsonl`` per session, its subagents' in ``<session>/subagen
 with every character but ASCII letters and digits made ``-``; it is lossy, so it only
 finds the folder: each event takes its ``cwd`` from its own record.
 
-Files are read a line at a time (``memd_client.transcripts``) and their events sent in
+Files are read a line at a time (``memd.capture.transcripts``) and their events sent in
 batches of at most ``BATCH_EVENTS`` events and ``BATCH_BYTES`` bytes; strings longer than
 ``MAX_STRING`` keep their head and tail (capture keeps far less of them anyway), so
 memory stays flat whatever the file's size.  The daemon does the rest: the same capture
@@ -25,10 +25,10 @@ from typing import Any
 import msgspec
 
 from memd.capture.claude_memory import slug
+from memd.capture.transcripts import HookEvent, Reader, fork_copies, hook_events, uuid_of
 from memd.protocol import ExportedEvent, Import, Imported, ImportEvent, Restore
 
 from .rpc import Client
-from .transcripts import HookEvent, Reader, fork_copies, hook_events, uuid_of
 
 __all__ = [
     "EXPORT_FORMAT",

@@ -122,6 +122,7 @@ async def _serve(
         background.start_soon(services.janitor.run)
         background.start_soon(services.syncer.run)
         background.start_soon(Backfill(services.store.writer).run)
+        background.start_soon(services.recovery.run)
         if idle_exit:
             readers, indexer, consolidator = services.store.readers, services.indexer, services.consolidator
             idle = IdleExit(idle_exit, services.activity, readers, indexer, consolidator, server.close)

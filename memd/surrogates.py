@@ -9,7 +9,7 @@ included, byte for byte.  It is for the path where decoding failed already: norm
 decoding does not pay for it.
 
 Stdlib only: the capture pipeline (``memd.capture.prepare``) and ``memctl import``
-(``memd_client.transcripts``) both use it.
+(``memd.capture.transcripts``) both use it.
 """
 
 from __future__ import annotations

@@ -381,3 +381,38 @@ def test_an_export_that_cannot_be_written_says_so(daemon: Instance) -> None:
                               text=True, timeout=60)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr == "memctl: cannot write the export (No space left on device): the output is incomplete\n"
+
+
+def test_tool_calls_the_hooks_lost_come_back_from_the_transcript_at_the_session_end(
+    daemon: Instance, project: tuple[Path, str]
+) -> None:
+    """One tool call's hook delivered it, another's was killed before it could (Claude Code's
+    SIGTERM at the end of ``claude -p``): at SessionEnd the daemon reads the transcript and
+    stores the lost one, once; nothing of what live capture has comes twice."""
+    folder, cwd = project
+    s = "sess-recover"
+    passed = {"stdout": "3 passed", "stderr": "", "interrupted": False}
+    t = "2026-10-02T09:{}.000Z".format
+    transcript = folder / f"{s}.jsonl"
+    transcript.write_text("\n".join([
+        user(s, cwd, t("00:00"), "r1", "Add a health endpoint"),
+        tool_use(s, cwd, t("00:01"), "r2", "toolu_kept", "Bash", {"command": "pytest -q"}),
+        tool_result(s, cwd, t("00:02"), "r3", "toolu_kept", "3 passed", passed),
+        tool_use(s, cwd, t("00:03"), "r4", "toolu_lost", "Bash", {"command": "ruff check"}),
+        tool_result(s, cwd, t("00:04"), "r5", "toolu_lost", "Exit code 1\nE501", "Error: Exit code 1\nE501"),
+        reply(s, cwd, t("00:05"), "r6", "Added /health; ruff still complains."),
+    ]) + "\n")  # fmt: skip
+
+    def hook(event: str, **fields: object) -> None:
+        payload = {"session_id": s, "cwd": cwd, "hook_event_name": event, "transcript_path": str(transcript)}
+        assert daemon.hook(event, json.dumps(payload | fields).encode()).returncode == 0
+
+    hook("PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"}, tool_use_id="toolu_kept",
+         tool_response=passed)  # fmt: skip
+    hook("SessionEnd", reason="other")
+    calls = "SELECT event, json_extract(payload, '$.tool_use_id') FROM events WHERE kind IN ('tool', 'tool_error')"
+    daemon.wait_for(lambda: len(daemon.query(calls)) == 2, timeout=20)
+    assert sorted(daemon.query(calls)) == [("PostToolUse", "toolu_kept"), ("PostToolUseFailure", "toolu_lost")]
+    assert "tool_calls_recovered" in daemon.stderr() and "ruff" not in daemon.stderr()  # counts, not content
+    hook("SessionEnd", reason="other")  # the same end again (a replay): nothing more
+    assert len(daemon.query(calls)) == 2

@@ -28,6 +28,7 @@ from .places import Places
 from .projects import Projects
 from .rebuild import Rebuilder
 from .recall import recall
+from .recovery import Recovery
 from .search import Retriever
 from .status import Reports
 from .sync import Syncer
@@ -60,8 +61,10 @@ class Services:
         self.syncer = Syncer(config.sync, store, indexer, config.privacy, places.data_dir, self.team)
         self.mirror = Mirror(store, self.capture, indexer, self.syncer.notify)
         self.recall = recall(store, self.retriever, config, Transcripts(store, self.mirror))
+        self.bulk = BulkLoad(Importer(self.capture, store, config.retention), consolidator, indexer)
+        self.recovery = Recovery(self.bulk)
         self.ingester = Ingester(
-            self.capture, store, self.recall, consolidator, indexer, self.syncer.notify, self.mirror
+            self.capture, store, self.recall, consolidator, indexer, self.syncer.notify, self.mirror, self.recovery
         )
         self.lifecycle = Lifecycle(
             store, self.retriever, indexer, self.ingester.replay, capture=self.capture, spool_dir=places.spool_dir,
@@ -77,7 +80,6 @@ class Services:
             activity.touch,
         )
         self.browse = Browse(store, self.retriever, self.recall)
-        self.bulk = BulkLoad(Importer(self.capture, store, config.retention), consolidator, indexer)
         self.endless = EndlessSwitch(self.recall, consolidator)
         self.reports = Reports(
             places, store, indexer, config.embedding.model, activity, self.ingester, self.recall, self.syncer

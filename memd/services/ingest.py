@@ -28,6 +28,7 @@ from .consolidation import Consolidator
 from .indexer import Indexer
 from .native_memory import Mirror
 from .recall import Recall
+from .recovery import Recovery
 
 __all__ = ["INLINE_CAPTURE_BYTES", "Ingester"]
 
@@ -65,9 +66,11 @@ class Ingester:
         indexer: Indexer | None,
         on_new_event: Callable[[], None] = lambda: None,
         mirror: Mirror | None = None,
+        recovery: Recovery | None = None,
     ) -> None:
         """``on_new_event``: told after each new event is committed (the sync pushes it);
-        ``mirror``: hears each live event, to keep Claude Code's memory files mirrored."""
+        ``mirror``: hears each live event, to keep Claude Code's memory files mirrored;
+        ``recovery``: hears each session's end, to bring in the tool calls its hooks lost."""
         self.capture = capture
         self.store = store
         self.recall = recall
@@ -75,6 +78,7 @@ class Ingester:
         self.indexer = indexer
         self.on_new_event = on_new_event
         self.mirror = mirror
+        self.recovery = recovery
         self.skipped = 0
         """Events capture chose not to store (``memctl status``)."""
         self._starts: dict[str, str] = {}
@@ -153,6 +157,8 @@ class Ingester:
         if not committed.duplicate:
             self.consolidator.notify()
             self.on_new_event()
+            if self.recovery is not None:
+                self.recovery.ended(event)
             if self.indexer is not None:  # after the context: embedding would compete with the query's
                 self.indexer.notify()
         return Ingested(event_id=committed.event_id, duplicate=committed.duplicate, stdout=stdout)

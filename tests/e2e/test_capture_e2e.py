@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from conftest import Instance
+
+from e2e.conftest import _user
 from e2e.fake_api import FakeAnthropic
 from e2e.harness import ClaudeCode, compaction_agent, fired, stored
 
@@ -173,3 +177,27 @@ def test_clear_and_a_plugin_slash_command(plugin_user: ClaudeCode, api: FakeAnth
     first = len(api.requests)
     user.run("Where were we with the timers?\n@say back", "--resume", cleared["session_id"])
     assert "billing" in context_sent(api.requests[first])
+
+
+def test_tool_calls_whose_hooks_never_ran_come_back_at_the_session_end(
+    claude_binary: str, api: FakeAnthropic, daemon: Instance
+) -> None:
+    """As if every async tool hook had been killed before it could hand its event over: memd's
+    tool hooks are taken out of the settings, and the session's end brings the calls in from
+    its transcript, each once."""
+    user = _user(claude_binary, api, daemon, "settings")
+    settings = json.loads(user.settings.read_text())
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        for group in settings["hooks"][event]:
+            group["hooks"] = [h for h in group["hooks"] if "hook.py" not in h["command"]]
+    user.settings.write_text(json.dumps(settings))
+    run = user.run(f"Check the notes\n@write {user.project}/n.txt hello\n@bash false\n@say no bye")
+    assert run.result.get("result") == "no bye"
+    assert {p["_recorded_as"] for p in user.fired()} >= {"PostToolUse", "PostToolUseFailure"}
+
+    # Tool calls compared without the prompt_id their hook gets: this transcript does not record it.
+    def once(events: Counter[tuple[str, ...]]) -> Counter[tuple[str, ...]]:
+        return Counter({(*k[:3], "" if k[0].startswith("PostToolUse") else k[3], *k[4:]): n for k, n in events.items()})
+
+    user.memd.wait_for(lambda: once(stored(user)) == once(fired(user)), timeout=30)  # SETTLE s after the end
+    assert once(stored(user)) == once(fired(user))

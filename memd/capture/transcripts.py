@@ -47,7 +47,7 @@ from typing import Any
 
 import msgspec
 
-from memd.surrogates import repair_lone_surrogates
+from ..surrogates import repair_lone_surrogates
 
 __all__ = ["HookEvent", "Reader", "fork_copies", "hook_events", "uuid_of"]
 
@@ -55,7 +55,7 @@ MAX_PENDING_TOOLS = 1000
 """Tool calls kept waiting for their result; an older one whose result never came is dropped."""
 LONE_SURROGATES = "memd_lone_surrogates"
 """Set on a record (and the events made of it): how many lone surrogates were replaced.
-The daemon's capture reads the same field (``memd.capture.prepare.LONE_SURROGATES``)."""
+Capture reads the same field (``memd.capture.prepare.LONE_SURROGATES``)."""
 REFUSED = "The user doesn't want to proceed with this tool use"
 _LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>")
 _NOT_PROMPTS = (*_LOCAL_OUTPUT, "<local-command-caveat>", "[Request interrupted")
@@ -307,6 +307,8 @@ def _tool_results(
         name, tool_input, call_repaired = call
         result = record.get("toolUseResult", _text(block.get("content")))
         payload = {**base, "tool_name": name, "tool_input": tool_input, "tool_use_id": block["tool_use_id"]}
+        if state.prompt_id:  # the turn's, as the hook gives it (when the transcript records it)
+            payload["prompt_id"] = state.prompt_id
         _marked(payload, call_repaired + repaired)
         if block.get("is_error"):
             error = _text(block.get("content")) or (result if isinstance(result, str) else "")
