@@ -27,6 +27,8 @@ class Viewer:
         parts = urllib.parse.urlsplit(url)
         self.port = parts.port or 0
         self.token = urllib.parse.parse_qs(parts.query)["t"][0]
+        self.base = parts.path
+        """Every page's path starts with it (``/PREFIX/``, random per run)."""
         self.cookie = ""
 
     def request(
@@ -37,7 +39,7 @@ class Viewer:
         body = urllib.parse.urlencode(form) if form is not None else None
         if body is not None:
             sent["Content-Type"] = "application/x-www-form-urlencoded"
-        conn.request(method, path, body=body, headers=sent)
+        conn.request(method, self.base + path.removeprefix("/"), body=body, headers=sent)
         response = conn.getresponse()
         text = response.read().decode()
         got = {k.lower(): v for k, v in response.getheaders()}
@@ -63,7 +65,7 @@ def ui(daemon: Instance) -> Iterator[Viewer]:
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        url = re.search(r"http://127\.0\.0\.1:\d+/\?t=\S+", line)
+        url = re.search(r"http://127\.0\.0\.1:\d+/[\w-]+/\?t=\S+", line)
         assert url, line
         yield Viewer(daemon, process, url.group())
     finally:
@@ -81,6 +83,10 @@ def test_a_request_without_the_token_or_from_another_host_is_refused(ui: Viewer)
     status, _, headers = ui.request("GET", f"/?t={ui.token}")
     cookie = headers["set-cookie"].lower()
     assert status == 200 and "memd_ui=" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    assert f"path={ui.base.lower()}" in cookie  # no other path of 127.0.0.1, whatever the port, gets it
+    for answer in (headers, ui.request("GET", "/")[2], ui.request("GET", "/?t=wrong")[2]):  # refusals too
+        assert "frame-ancestors 'none'" in answer["content-security-policy"] and answer["x-frame-options"] == "DENY"
+        assert "script-src 'self';" in answer["content-security-policy"]  # no inline script, nothing from elsewhere
     assert ui.request("GET", "/search")[0] == 200  # the cookie carries the token now
     assert ui.request("POST", "/forget", form={"id": "1"}, headers={"Origin": "http://evil.example"})[0] == 403
     assert ui.request("POST", "/forget", form={"id": "1"})[0] == 403  # no origin, no referer
@@ -91,10 +97,10 @@ def test_every_page_renders_real_data_and_hostile_content_as_text(ui: Viewer) ->
     assert "pelican" in timeline and "toucan" in timeline
     assert "<script>window.__pwned" not in timeline and "&lt;script&gt;window.__pwned" in timeline
     found = ui.get("/search", q="pelican login")
-    cite = re.findall(r'href="/m/(\w+)"', found)[0]  # the best hit (its neighbour in the session may follow)
+    cite = re.findall(rf'href="{ui.base}m/(\w+)"', found)[0]  # the best hit (its neighbour in the session may follow)
     assert "confidence" in found and "why:" in found
     memory = ui.get(f"/m/{cite}")
-    assert "flaky pelican login test" in memory and "/s/s-ui" in memory
+    assert "flaky pelican login test" in memory and f"{ui.base}s/s-ui" in memory
     hostile = ui.get("/search", q="toucan")
     assert "<img src=x" not in hostile and "&lt;img src=x" in hostile
     assert "Working state" in ui.get("/s/s-ui")
@@ -123,8 +129,8 @@ def test_a_forget_through_the_page_reaches_the_daemon(ui: Viewer) -> None:
 def test_mem_ids_in_text_become_links_and_nothing_else_does() -> None:
     from memd_client.ui.app import linked_cites
 
-    html = str(linked_cites('see mem:Ab3xY9Kq, <b onclick="x()">[mem:Zz9Zz9]</b> and mem:toolong1toolong'))
-    assert html.count('<a class="cite" href="/m/') == 2 and "/m/Ab3xY9Kq" in html and "/m/Zz9Zz9" in html
+    html = str(linked_cites('see mem:Ab3xY9Kq, <b onclick="x()">[mem:Zz9Zz9]</b> and mem:toolong1toolong', "/p/"))
+    assert html.count('<a class="cite" href="/p/m/') == 2 and "/p/m/Ab3xY9Kq" in html and "/p/m/Zz9Zz9" in html
     assert "<b" not in html and "&lt;b onclick=&#34;x()&#34;&gt;" in html
 
 
@@ -147,14 +153,15 @@ def test_entity_pages_list_what_memory_names_and_show_one_with_its_neighbours(ui
                        session="s-ent")  # fmt: skip
     ui.get("/", t=ui.token)
     listing = ui.get("/entities")
-    assert 'href="/e/PAY-91"' in listing and 'href="/e/src/shop/orders.py"' in listing and "Priya" in listing
+    assert f'href="{ui.base}e/PAY-91"' in listing and f'href="{ui.base}e/src/shop/orders.py"' in listing
+    assert "Priya" in listing
     assert "<b>bakery</b>" not in listing
     files = ui.get("/entities", kind="file")
     assert "src/shop/orders.py" in files and "PAY-91" not in files
     page = ui.get("/e/orders.py")  # an alias finds it
     assert "src/shop/orders.py" in page and "named in 1 memories of 1 sessions" in page
-    assert 'href="/e/PAY-91"' in page  # named with it: a neighbour, linked
-    assert re.search(r'href="/m/[A-Za-z0-9]{8,12}"', page)  # the memory that names it, by its citation id
+    assert f'href="{ui.base}e/PAY-91"' in page  # named with it: a neighbour, linked
+    assert re.search(rf'href="{ui.base}m/[A-Za-z0-9]{{8,12}}"', page)  # the memory that names it, by its citation id
     assert "&lt;b&gt;bakery&lt;/b&gt;" in page  # what the memory says is text
     assert "no entity called &#39;nobody-we-know&#39; in any project" in ui.get("/e/nobody-we-know")
 
@@ -173,6 +180,6 @@ def test_another_agent_s_memories_say_which_agent(ui: Viewer) -> None:
     assert '<span class="agent">codex</span>' in ui.get("/", t=ui.token)  # the timeline; the token opens the rest
     found = ui.get("/search", q="osprey cache")
     assert '<span class="agent">codex</span>' in found
-    cite = re.findall(r'href="/m/(\w+)"', found)[0]
+    cite = re.findall(rf'href="{ui.base}m/(\w+)"', found)[0]
     assert " · codex" in ui.get(f"/m/{cite}")
     assert '<span class="agent">' not in ui.get("/search", q="pelican login")  # Claude Code's say nothing

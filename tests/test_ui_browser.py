@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from browser import Browser
@@ -41,7 +43,7 @@ def feed(daemon: Instance, project: str) -> None:
 
 def test_the_viewer_in_a_browser(ui: Viewer, browser: Browser) -> None:  # noqa: F811
     feed(ui.daemon, f"{ui.daemon.root}/heron")
-    base = f"http://127.0.0.1:{ui.port}"
+    base = f"http://127.0.0.1:{ui.port}{ui.base.rstrip('/')}"
     browser.open(f"{base}/?t={ui.token}", wait_for="#events tbody tr")
     assert "heron importer" in browser.text("#events")
     assert not browser.pwned(), "a stored <script> ran in the timeline"
@@ -90,3 +92,39 @@ def test_the_viewer_in_a_browser(ui: Viewer, browser: Browser) -> None:  # noqa:
     browser.driver.delete_all_cookies()
     browser.open(f"{base}/search?q=heron")
     assert "403 Forbidden" in browser.text("body")
+
+
+def test_no_other_local_page_can_frame_the_viewer_or_get_its_cookie(ui: Viewer, browser: Browser) -> None:  # noqa: F811
+    """Another server on 127.0.0.1 (another port is the same site, and cookies ignore ports)
+    frames the viewer, to overlay its Forget button, and reads what cookies it is sent."""
+    viewer = f"http://127.0.0.1:{ui.port}{ui.base}"
+    browser.open(f"{viewer}?t={ui.token}", wait_for="#events")  # the token is in the viewer's cookie now
+    cookies: list[str] = []
+
+    class Other(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            cookies.append(self.headers.get("Cookie") or "")
+            body = f'<!doctype html><title>other</title><iframe id="framed" src="{viewer}"></iframe>'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        browser.open(f"http://127.0.0.1:{other.server_port}/", wait_for="#framed")
+        browser.settle()
+        browser.driver.switch_to.frame("framed")
+        framed = browser.driver.page_source
+        browser.driver.switch_to.default_content()
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert cookies and not any("memd_ui" in c for c in cookies), cookies
+    assert "memd" not in framed and "heron" not in framed, "the viewer rendered inside another page"
+    assert any("frame-ancestors" in m for m in browser.errors()), browser.errors()

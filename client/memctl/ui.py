@@ -28,6 +28,7 @@ def run_ui(args: argparse.Namespace) -> int:
     from ..ui.app import viewer
 
     token = secrets.token_urlsafe(24)
+    prefix = secrets.token_urlsafe(9)  # every page under it: the token's cookie goes to no other path
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -37,12 +38,12 @@ def run_ui(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; try another --port") from None
     listener.listen(128)  # a browser that opens the URL at once waits in the backlog for the server
     port = listener.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/?t={token}"
+    url = f"http://127.0.0.1:{port}/{prefix}/?t={token}"
     print(f"memd's viewer: {url}\n(only this URL opens it; Ctrl-C stops it)", flush=True)
     if not args.no_browser and _has_display():
         webbrowser.open(url)
     # No access log: request lines hold the token.
-    config = uvicorn.Config(viewer(args.paths.socket, token, port), log_level="warning", access_log=False)
+    config = uvicorn.Config(viewer(args.paths.socket, token, port, prefix), log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[listener])
     return 0
 

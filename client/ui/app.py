@@ -68,12 +68,15 @@ __all__ = ["viewer"]
 HERE = Path(__file__).resolve().parent
 
 
-def viewer(socket: str, token: str, port: int) -> Guard:
-    """The whole viewer for the daemon on ``socket``, behind its guard."""
+def viewer(socket: str, token: str, port: int, prefix: str) -> Guard:
+    """The whole viewer for the daemon on ``socket``, behind its guard, every page under
+    ``/PREFIX/`` (random per run: its cookie goes to no other path, ``guard.py``)."""
+    base = f"/{prefix}/"
     templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    templates.globals["base"] = base
     templates.filters["when"] = lambda ts: time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
     templates.filters["project_name"] = lambda root: os.path.basename(root or "") or (root or "")
-    templates.filters["cites"] = linked_cites
+    templates.filters["cites"] = lambda text: linked_cites(text, base)
 
     async def ask(request: DaemonRequest, expect: type[R]) -> R:
         def call() -> R:
@@ -86,7 +89,7 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         html = templates.get_template(name).render(page=name.removesuffix(".html"), **context)
         response = HTMLResponse(html)
         if request.query_params.get("t"):  # the first page: the token moves into a cookie
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path=base)
         return response
 
     async def timeline(request: Request) -> Response:
@@ -162,30 +165,30 @@ def viewer(socket: str, token: str, port: int) -> Guard:
         page = templates.get_template("error.html").render(page="error", error=f"{exc}{advice}")
         return HTMLResponse(page, status_code=503)
 
+    pages = [
+        Route("/", timeline),
+        Route("/api/events", live),
+        Route("/search", search),
+        Route("/m/{ref}", memory),
+        Route("/s/{session}", session),
+        Route("/entities", entities),
+        Route("/e/{name:path}", entity),
+        Route("/tasks", tasks),
+        Route("/stats", stats),
+        Route("/forget", forget, methods=["GET", "POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
     app = Starlette(
-        routes=[
-            Route("/", timeline),
-            Route("/api/events", live),
-            Route("/search", search),
-            Route("/m/{ref}", memory),
-            Route("/s/{session}", session),
-            Route("/entities", entities),
-            Route("/e/{name:path}", entity),
-            Route("/tasks", tasks),
-            Route("/stats", stats),
-            Route("/forget", forget, methods=["GET", "POST"]),
-            Route("/favicon.ico", lambda request: Response(status_code=204)),
-            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-        ],
+        routes=[Mount(f"/{prefix}", routes=pages)],  # no /favicon.ico: each page names its icon (none)
         exception_handlers={ClientError: unavailable},
     )
     return Guard(app, token, port)
 
 
-def linked_cites(text: str) -> Markup:
+def linked_cites(text: str, base: str) -> Markup:
     """``text`` escaped, with every ``mem:`` id in it a link to that memory: escaping first, then
     the links, so nothing of the text itself can become markup (an id is letters and digits)."""
-    return Markup(CITATION_RE.sub(lambda m: f'<a class="cite" href="/m/{m["id"]}">{m[0]}</a>', str(escape(text))))
+    return Markup(CITATION_RE.sub(lambda m: f'<a class="cite" href="{base}m/{m["id"]}">{m[0]}</a>', str(escape(text))))
 
 
 def _day(text: str) -> float | None:

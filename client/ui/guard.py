@@ -11,6 +11,13 @@ browser send requests there, and any process of any user on the machine can conn
   DNS-rebinding page whose own name resolves to 127.0.0.1 sends its own name, and is refused.
 - **State changes** (``POST``: forget) also need an ``Origin`` (or, lacking one, a
   ``Referer``) of this very server: a cross-site form cannot forget anything, token or not.
+- **No other page can frame it**, so none can overlay its Forget button (click-jacking):
+  ``frame-ancestors 'none'`` and ``X-Frame-Options: DENY`` on every answer (``HEADERS``),
+  with a policy that runs no inline script and loads nothing from elsewhere.
+- **The cookie goes to no other local server.**  Cookies ignore ports, so one set for
+  ``127.0.0.1`` would reach every server the user visits there.  Every page lives under a
+  random path prefix per run (``/PREFIX/``, in the printed URL), and the cookie's ``Path``
+  is that prefix (``memd_client.ui.app``).
 """
 
 from __future__ import annotations
@@ -20,9 +27,20 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
-__all__ = ["COOKIE", "Guard", "allowed_host", "same_origin", "token_of"]
+__all__ = ["COOKIE", "HEADERS", "Guard", "allowed_host", "same_origin", "token_of"]
 
 COOKIE: Final = "memd_ui"
+POLICY: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
+    " form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+HEADERS: Final = (
+    (b"content-security-policy", POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+)
+"""Sent with every answer, a refusal's too."""
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
@@ -76,10 +94,16 @@ class Guard:
             headers.get("origin", ""), headers.get("referer", ""), self.port
         ):
             problem = "a change must come from the viewer's own pages"
+
+        async def guarded(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
         if problem:
-            await _refuse(send, problem)
+            await _refuse(guarded, problem)
             return
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, guarded)
 
 
 async def _refuse(send: Callable[[Any], Awaitable[None]], why: str) -> None:
