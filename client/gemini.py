@@ -12,6 +12,13 @@ environment without them, and the client would look for the daemon elsewhere.
 **MCP**: ``mcpServers.memd``, trusted (its tools run without a confirmation, as headless
 runs need) except ``mem_forget``, left out: forgetting stays a person's act (``memctl
 forget``).
+
+**As an extension** (``--extension``): the hooks go into a Gemini CLI extension instead,
+``~/.gemini/extensions/memd/`` (``gemini-extension.json`` and ``hooks/hooks.json``), which
+Gemini CLI lists, enables, disables and uninstalls like any other (``gemini extensions``),
+and whose hooks run in folders it does not trust, where it skips every settings hook.  The
+MCP server stays in ``settings.json``: Gemini CLI takes ``trust`` away from an extension's
+servers, and then offers their tools to no headless run.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any, Final
 
 from . import install
 
-__all__ = ["HOOKS", "with_memd", "without_memd"]
+__all__ = ["EXTENSION", "HOOKS", "extension", "with_memd", "with_server", "without_memd"]
 
 HOOKS: Final[dict[str, dict[str, int | bool]]] = {
     "SessionStart": {"timeout": 10_000},
@@ -37,12 +44,35 @@ PLACES: Final = (
 )  # fmt: skip
 """The variables that say where memd is: given to each hook in its own ``env``."""
 LEFT_OUT: Final = ("mem_forget",)
+EXTENSION: Final = "memd"
+"""The extension's name, and its folder's under ``~/.gemini/extensions/``."""
 
 
 def with_memd(
     settings: dict[str, Any], command: Callable[[str], str], env: Mapping[str, str], server: dict[str, Any]
 ) -> dict[str, Any]:
     """``settings`` with memd's current hooks (each with the ``PLACES`` of ``env``) and ``server``."""
+    return install.with_server(_with_hooks(settings, command, env), _trusted(server))
+
+
+def with_server(settings: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with memd's MCP server and none of its hooks (they are in the extension)."""
+    return install.with_server(install.without(settings), _trusted(server))
+
+
+def extension(
+    command: Callable[[str], str], env: Mapping[str, str], version: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The extension's manifest and hooks file: memd's hooks, as ``with_memd`` writes them."""
+    manifest = {
+        "name": EXTENSION,
+        "version": version,
+        "description": "memd: every session to the local memory daemon; context back at session start and on prompts",
+    }
+    return manifest, {"hooks": _with_hooks({}, command, env)["hooks"]}
+
+
+def _with_hooks(settings: dict[str, Any], command: Callable[[str], str], env: Mapping[str, str]) -> dict[str, Any]:
     places = {name: env[name] for name in PLACES if env.get(name)}
     merged = install.merged(settings, command, HOOKS)
     for event in HOOKS:
@@ -52,8 +82,12 @@ def with_memd(
                     hook["name"] = f"memd-{event}"
                     if places:
                         hook["env"] = places
-    entry = {**server, "trust": True, "excludeTools": list(LEFT_OUT)}
-    return install.with_server(merged, entry)
+    return merged
+
+
+def _trusted(server: dict[str, Any]) -> dict[str, Any]:
+    """Its tools run without a confirmation (headless runs need it), ``LEFT_OUT`` left out."""
+    return {**server, "trust": True, "excludeTools": list(LEFT_OUT)}
 
 
 def without_memd(settings: dict[str, Any]) -> dict[str, Any]:

@@ -227,15 +227,16 @@ def diff(path: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, f"{path} (new)"))
 
 
-def write(path: str, old: str, new: str) -> str | None:
+def write(path: str, old: str, new: str, *, keep: bool = True) -> str | None:
     """Replace the file's text atomically, after a timestamped backup of the old one (its
-    path, None when there was no file)."""
+    path, None when there was no file, or ``keep`` is false: a file memd wrote whole)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     backup = None
     mode = 0o644
     if os.path.exists(path):
         mode = os.stat(path).st_mode & 0o777
+    if os.path.exists(path) and keep:
         backup = f"{path}.memd-backup-{time.strftime('%Y%m%d-%H%M%S')}"
         with open(backup, "w", encoding="utf-8") as f:
             f.write(old)

@@ -5,6 +5,13 @@ The end-to-end proof that Gemini CLI runs what this writes is ``tests/e2e/test_g
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import Instance
+
 from memd_client import gemini
 
 HOOK = "/venv/bin/python -I -S /venv/site-packages/memd_client/hook.py {} --agent gemini"
@@ -33,3 +40,39 @@ def test_uninstall_takes_out_exactly_memd() -> None:
     mine = {"hooks": {"AfterTool": [{"hooks": [{"type": "command", "command": "x"}]}]}, "mcpServers": {"other": {}}}
     settings = gemini.with_memd(mine, HOOK.format, ENV, SERVER)
     assert gemini.without_memd(settings) == mine
+
+
+def test_memctl_installs_memd_as_a_gemini_extension_and_takes_it_out(instance: Instance, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings_path = home / ".gemini" / "settings.json"
+    settings_path.parent.mkdir(parents=True)
+    settings_path.write_text(json.dumps({"model": {"name": "gemini-2.5-pro"}}))
+    env = {**instance.env, "HOME": str(home)}
+
+    def memctl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*instance.memctl_argv(), *args], env=env, capture_output=True, text=True, timeout=60)
+
+    assert memctl("install", "--agent", "gemini").returncode == 0  # first the settings way, then switched
+    done = memctl("install", "--agent", "gemini", "--extension")
+    assert done.returncode == 0, done.stderr
+    folder = home / ".gemini" / "extensions" / "memd"
+    manifest = json.loads((folder / "gemini-extension.json").read_text())
+    assert manifest["name"] == "memd" and manifest["version"]
+    hooks = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == set(gemini.HOOKS)
+    assert hooks["BeforeAgent"][0]["hooks"][0]["command"].endswith("BeforeAgent --agent gemini")
+    settings = json.loads(settings_path.read_text())
+    assert "hooks" not in settings and settings["mcpServers"]["memd"]["trust"] is True  # the server stays here
+    assert settings["model"] == {"name": "gemini-2.5-pro"}
+    assert sorted(os.listdir(folder)) == ["gemini-extension.json", "hooks"]  # memd's own files: no backups
+    again = memctl("install", "--agent", "gemini", "--extension")
+    assert again.returncode == 0 and "wrote" not in again.stdout  # twice is once
+    doctor = memctl("doctor", "--json")
+    (agents,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "agents"]
+    assert agents["level"] == "ok", agents
+    project = memctl("install", "--agent", "gemini", "--extension", "--scope", "project")
+    assert project.returncode == 2 and "the user's" in project.stderr
+    assert memctl("install", "--extension").returncode == 2  # Gemini CLI's only
+
+    assert memctl("uninstall", "--agent", "gemini").returncode == 0
+    assert not folder.exists() and "memd" not in settings_path.read_text()

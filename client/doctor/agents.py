@@ -1,4 +1,5 @@
-"""The agents check: memd's hooks in Codex CLI's and Gemini CLI's configuration, where installed.
+"""The agents check: memd's hooks in Codex CLI's and Gemini CLI's configuration (Gemini CLI's
+settings, or memd's extension), where installed.
 
 An agent memd was never installed for gives no finding (Claude Code's own check is
 ``hooks.py``).  Where memd's hooks are, each must run an interpreter and a hook client that
@@ -32,11 +33,13 @@ def gather_agents(home: str, env: Mapping[str, str]) -> list[AgentFile]:
     codex_home = env.get("CODEX_HOME") or os.path.join(home, ".codex")
     found = [_file("codex", os.path.join(codex_home, "hooks.json"), os.path.join(codex_home, "config.toml"))]
     found.append(_file("gemini", os.path.join(home, ".gemini", "settings.json"), ""))
+    extension = os.path.join(home, ".gemini", "extensions", gemini.EXTENSION, "hooks", "hooks.json")
+    found.append(_file("gemini", extension, "", "memctl install --agent gemini --extension"))
     return [f for f in found if f.hooks or f.error]
 
 
-def _file(agent: str, path: str, config: str) -> AgentFile:
-    command = f"memctl install --agent {agent}"
+def _file(agent: str, path: str, config: str, command: str = "") -> AgentFile:
+    command = command or f"memctl install --agent {agent}"
     try:
         settings, _text = install.read(path)
     except install.SettingsError as exc:

@@ -33,11 +33,16 @@ def run_agent(args: argparse.Namespace, hook: Callable[[str], str]) -> int:
     lines = []
     for path, old, new in changes:
         entry: dict[str, Any] = {"path": path, "changed": old != new, "backup": None}
-        if old != new and args.dry_run:
+        if new is None:  # a file of memd's own extension, taken away with it
+            entry["removed"] = True
+            lines.append(f"{'would remove' if args.dry_run else 'removed'} {path}")
+            if not args.dry_run:
+                _remove(path)
+        elif old != new and args.dry_run:
             entry["diff"] = install.diff(path, old, new)
             lines.append(entry["diff"])
         elif old != new:
-            entry["backup"] = install.write(path, old, new)
+            entry["backup"] = install.write(path, old, new, keep=not _extension_file(path))
             saved = f" (the previous version is in {entry['backup']})" if entry["backup"] else ""
             lines.append(f"wrote {path}{saved}")
         else:
@@ -49,6 +54,25 @@ def run_agent(args: argparse.Namespace, hook: Callable[[str], str]) -> int:
         lines.append("(dry run: nothing was written)")
     emit(args, data, "\n".join(lines))
     return 0
+
+
+def _extension_file(path: str) -> bool:
+    """A file of memd's Gemini CLI extension: memd's own, written whole, with no backup."""
+    from .. import gemini
+
+    return f"{os.sep}extensions{os.sep}{gemini.EXTENSION}{os.sep}" in path
+
+
+def _remove(path: str) -> None:
+    """Remove a file of memd's extension, and its folders once empty."""
+    os.remove(path)
+    folder = os.path.dirname(path)
+    for _ in range(2):  # hooks/, then the extension's own folder
+        try:
+            os.rmdir(folder)
+        except OSError:  # not empty: something else lives there
+            return
+        folder = os.path.dirname(folder)
 
 
 def _project_root() -> str:
@@ -100,21 +124,42 @@ def _codex(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[t
     return [(hooks_path, hooks_old, hooks_new), (config_path, config_old, config)], notes
 
 
-def _gemini(args: argparse.Namespace, hook: Callable[[str], str]) -> tuple[list[tuple[str, str, str]], list[str]]:
+def _gemini(
+    args: argparse.Namespace, hook: Callable[[str], str]
+) -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    from memd import __version__
+
     from .. import gemini, install
 
+    if args.extension and args.scope == "project":
+        raise CommandError("a Gemini CLI extension is the user's: --extension takes no --scope project", exit_code=2)
     base = _project_root() if args.scope == "project" else os.path.expanduser("~")
     path = os.path.join(base, ".gemini", "settings.json")
+    folder = os.path.join(os.path.expanduser("~"), ".gemini", "extensions", gemini.EXTENSION)
+    own = [os.path.join(folder, "gemini-extension.json"), os.path.join(folder, "hooks", "hooks.json")]
+    present = [(p, _read_text(p)) for p in own if os.path.exists(p)]
     settings, old = install.read(path)
+    env = {**os.environ, "MEMD_SOCKET": args.paths.socket}
+    server = install.server_entry(os.path.abspath(sys.executable), args.paths.socket if args.socket else None)
+    extension: list[tuple[str, str, str | None]] = [(p, text, None) for p, text in present]  # gone, unless kept
     if args.command == "uninstall":
         changed = gemini.without_memd(settings)
-        notes = ["memd's hooks and MCP server are out of Gemini CLI's settings"]
+        gone = " and its extensions" if present else ""
+        notes = [f"memd's hooks and MCP server are out of Gemini CLI's settings{gone}"]
+    elif args.extension:
+        changed = gemini.with_server(settings, server)
+        manifest, hooks = gemini.extension(hook, env, __version__)
+        extension = [(p, _read_text(p), install.render(new)) for p, new in zip(own, (manifest, hooks), strict=True)]
+        notes = [
+            f"Gemini CLI runs memd's {len(gemini.HOOKS)} hooks from its next session, as its extension"
+            f" `{gemini.EXTENSION}` (`gemini extensions list` shows it; they run in untrusted folders too), and its"
+            " MCP server from settings.json"
+        ]
     else:
-        env = {**os.environ, "MEMD_SOCKET": args.paths.socket}
-        server = install.server_entry(os.path.abspath(sys.executable), args.paths.socket if args.socket else None)
         changed = gemini.with_memd(settings, hook, env, server)
         notes = [
             f"Gemini CLI runs memd's {len(gemini.HOOKS)} hooks from its next session, in folders it trusts"
-            " (it skips settings hooks in an untrusted folder: trust the folder when it asks)"
+            " (it skips settings hooks in an untrusted folder: trust the folder when it asks, or install them"
+            " as an extension: --extension)"
         ]
-    return [(path, old, old if changed == settings else install.render(changed))], notes
+    return [(path, old, old if changed == settings else install.render(changed)), *extension], notes

@@ -74,6 +74,7 @@ def install_arguments(p: argparse.ArgumentParser) -> None:
         help="user: ~/.claude, ~/.codex, ~/.gemini (default); project: the project's .claude, .codex, .gemini",
     )
     p.add_argument("--dry-run", action="store_true", help="show the change as a diff, write nothing")
+    p.add_argument("--extension", action="store_true", help="Gemini CLI: the hooks as a Gemini CLI extension (`memd`)")
     p.set_defaults(handler=run_install)
 
 
@@ -92,6 +93,8 @@ def run_install(args: argparse.Namespace) -> int:
 
     from .. import install
 
+    if args.extension and args.agent != "gemini":
+        raise CommandError("--extension is Gemini CLI's: use it with --agent gemini", exit_code=2)
     if args.agent != "claude-code":
         if args.settings:
             raise CommandError("--settings is Claude Code's: use --scope with --agent", exit_code=2)

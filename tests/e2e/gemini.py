@@ -29,7 +29,7 @@ class GeminiUser(AgentUser):
 
     def __init__(
         self, binary: str, api_url: str, memd: Instance, root: Path, project: Path | None = None, *,
-        with_memd: bool = True,
+        with_memd: bool = True, extension: bool = False,
     ) -> None:  # fmt: skip
         super().__init__(binary, memd, root, project)
         (self.home / ".gemini").mkdir(parents=True, exist_ok=True)
@@ -51,7 +51,7 @@ class GeminiUser(AgentUser):
         }
         (self.home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
         if with_memd:  # a user without memd: the same CLI and recorder, to time memd's share
-            self.memctl("--socket", memd.paths.socket, "install", "--agent", "gemini")
+            self.memctl("--socket", memd.paths.socket, "install", "--agent", "gemini", *["--extension"][:extension])
 
     def run(self, prompt: str, *, resume: bool = False, timeout: float = 120.0) -> tuple[str, float]:
         """``gemini -p PROMPT --yolo`` (``--resume latest``: the latest session) in the project:

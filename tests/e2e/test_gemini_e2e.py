@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -102,3 +103,19 @@ def test_one_memory_under_gemini_and_codex(user: GeminiUser, google: FakeGemini,
     user.run("When does the staging cluster scale down?\n@say At 20:00 UTC.")
     (gemini_asked,) = google.sent("When does the staging cluster scale down?")
     assert "scales down to zero at 20:00 UTC" in json.dumps(gemini_asked["contents"])
+
+
+def test_memd_as_a_gemini_extension(gemini_binary: str, google: FakeGemini, daemon: Instance) -> None:
+    """``memctl install --agent gemini --extension``: Gemini CLI lists memd among its extensions,
+    runs its hooks (each event stored once) and gives the model memd's context."""
+    root = Path(tempfile.mkdtemp(prefix="gx-", dir=daemon.root))
+    user = GeminiUser(gemini_binary, google.url, daemon, root, extension=True)
+    listed = subprocess.run([gemini_binary, "extensions", "list"], env=user.env, cwd=user.project, text=True,
+                            capture_output=True, timeout=60)  # fmt: skip
+    shown = listed.stdout + listed.stderr  # 0.61 prints the list on stderr
+    assert "memd (" in shown and "Enabled (User): true" in shown, shown
+    user.run("Decision: the heron importer keeps the last row of a batch.\n@bash echo kept\n@say Noted.")
+    user.run("What does the heron importer do with the last row?\n@say It keeps it.")
+    (asked,) = google.sent("What does the heron importer do with the last row?")
+    assert "keeps the last row of a batch" in json.dumps(asked["contents"])
+    assert_stored_once(user)
