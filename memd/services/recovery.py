@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import msgspec
@@ -29,6 +30,7 @@ import structlog
 from ..capture.prepare import NewEvent
 from ..capture.transcripts import Reader, fork_copies, hook_events
 from ..protocol import CLAUDE_CODE, Import, ImportEvent
+from .background import lowest_priority
 from .bulk import BulkLoad
 
 __all__ = ["SETTLE", "Recovery", "tool_calls"]
@@ -72,6 +74,8 @@ class Recovery:
         self.bulk = bulk
         self._ended: deque[tuple[float, str, str]] = deque(maxlen=QUEUED)
         self._wake = anyio.Event()
+        # A long session's transcript takes seconds of CPU to read: at nice 19, after the hooks.
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix="memd-recovery", initializer=lowest_priority)
 
     def ended(self, event: NewEvent) -> None:
         """A live SessionEnd was stored: look at its session's transcript in ``SETTLE`` s."""
@@ -99,7 +103,8 @@ class Recovery:
 
     async def recover(self, session: str, path: str) -> int:
         """Import what the transcript holds of ``session``'s tool calls that memd lacks; how many."""
-        calls = await anyio.to_thread.run_sync(tool_calls, path, session)
+        read = self._reader.submit(tool_calls, path, session)
+        calls = await anyio.to_thread.run_sync(read.result)  # waited for off the event loop
         if not calls:
             return 0
         stored = (await self.bulk.import_events(Import(events=calls))).stored
