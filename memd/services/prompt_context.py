@@ -119,7 +119,7 @@ class PromptContext:
                 text = detail_text(fitted, self.config.context.citation_format)
                 lines.append(Line("Most relevant", text, detail.id, bullet=False))
                 hits = hits[1:]
-        return lines + [Line("Maybe relevant", index_line(hit), hit.id) for hit in hits]
+        return lines + [Line("Maybe relevant", index_line(hit), hit.id, quote=hit.summary or hit.title) for hit in hits]
 
     def _block(self, root: str, lines: list[Line], room: int) -> tuple[str, list[Line]]:
         if room <= 500 or not lines:

@@ -116,7 +116,8 @@ def test_claude_codes_memory_is_found_recalled_not_repeated_and_promoted(user: C
     user.run("What do you remember?\n@say ok")
     index = next(s for s in strings(api.requests[first]) if "MEMORY.md (user's auto-memory" in s)
     assert "](cookie-hour.md) — Remember that session cookies expire after an hour" in index
-    assert "cookies expire after an hour" not in new_context(api, first)  # ... which memd does not repeat
+    started = new_context(api, first).split("UserPromptSubmit hook additional context")[0]
+    assert "memory-context" in started and "cookies expire after an hour" not in started  # no line repeats it
     # ... and its recall lists the file with its type and description, and attaches it.
     user.env["CLAUDE_MEMORY_STORES"] = "[]"
     first = len(api.requests)
