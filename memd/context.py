@@ -40,6 +40,7 @@ __all__ = [
     "MAX_OUTPUT",
     "UNCLOSED_PRIVATE_NOTICE",
     "Line",
+    "block_body",
     "continuation_lines",
     "day",
     "detail_text",
@@ -232,6 +233,15 @@ class Line(NamedTuple):
 def escape(text: str) -> str:
     """``text`` safe inside an XML element: ``&``, ``<`` and ``]]>`` escaped."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace("]]>", "]]&gt;")
+
+
+def block_body(block: str) -> str:
+    """What a ``memory_block`` says, as plain text: without its opening and closing tags, and
+    ``escape`` undone (for a page that escapes for itself: the web viewer)."""
+    lines = block.strip().splitlines()
+    if len(lines) >= 2 and lines[0].startswith("<memory-context") and lines[-1] == "</memory-context>":
+        lines = lines[1:-1]
+    return "\n".join(lines).strip().replace("]]&gt;", "]]>").replace("&lt;", "<").replace("&amp;", "&")
 
 
 def _attribute(value: str) -> str:

@@ -183,3 +183,18 @@ def test_another_agent_s_memories_say_which_agent(ui: Viewer) -> None:
     cite = re.findall(rf'href="{ui.base}m/(\w+)"', found)[0]
     assert " · codex" in ui.get(f"/m/{cite}")
     assert '<span class="agent">' not in ui.get("/search", q="pelican login")  # Claude Code's say nothing
+
+
+def test_a_session_s_working_state_reads_as_text_escaped_once(ui: Viewer) -> None:
+    payload = {
+        "session_id": "s-ui", "cwd": f"{ui.daemon.root}/project", "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash", "tool_use_id": "toolu_ui_amp", "tool_input": {"command": "cd api && make test"},
+        "error": "Exit code 2\nmake: *** [test] Error 1 (x < y)",
+    }  # fmt: skip
+    request = Ingest(event="PostToolUseFailure", sent_at_ns=time.time_ns(), payload=json.dumps(payload).encode())
+    assert isinstance(ui.daemon.call(request, Ingested), Ingested)
+    ui.get("/", t=ui.token)
+    page = ui.get("/s/s-ui")
+    working = page.split("<h2>Working state</h2>")[1].split("<h2>")[0]
+    assert "cd api &amp;&amp; make test" in working and "&amp;amp;" not in working  # escaped once, for the page
+    assert "memory-context" not in working  # what the block says, not its wrapper

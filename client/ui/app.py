@@ -33,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 
 from memd.capture.entities import KINDS as ENTITY_KINDS
 from memd.cite import CITATION_RE
+from memd.context import block_body
 from memd.protocol import (
     Continuation,
     ContinuationResult,
@@ -77,6 +78,7 @@ def viewer(socket: str, token: str, port: int, prefix: str) -> Guard:
     templates.filters["when"] = lambda ts: time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
     templates.filters["project_name"] = lambda root: os.path.basename(root or "") or (root or "")
     templates.filters["cites"] = lambda text: linked_cites(text, base)
+    templates.filters["block_body"] = block_body
 
     async def ask(request: DaemonRequest, expect: type[R]) -> R:
         def call() -> R:
