@@ -156,6 +156,8 @@ def test_todo_write_is_a_task_state_event() -> None:
     assert result.kind == "task_state" and result.meta["op"] == "write"
     assert result.meta["tasks"][1] == {"content": "Fix bug", "status": "in_progress", "active_form": "Fixing bug"}
     assert result.title == "Tasks: 3 tasks (1 completed, 1 in progress, 1 pending)"
+    one = normalized(tool_payload("TodoWrite", {"todos": todos[1:2]}, {"oldTodos": [], "newTodos": todos[1:2]}))
+    assert one.title == "Tasks: 1 task (1 in progress)"
     update = normalized(tool_payload("TaskUpdate", {"taskId": "1", "status": "completed"}, {"success": True}))
     assert (update.kind, update.title, update.meta["tasks"]) == (
         "task_state",

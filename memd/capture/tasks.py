@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .text import join, shorten, string
+from .text import join, plural, shorten, string
 from .toolview import LOW, MEDIUM, Limits, ToolView
 
 __all__ = ["TASK_TOOLS", "task_view"]
@@ -54,7 +54,7 @@ def task_view(tool: str, tool_input: Any, tool_response: Any, limits: Limits) ->
         counts[task.get("status", "pending")] = counts.get(task.get("status", "pending"), 0) + 1
     tally = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
     if op in ("write", "list"):
-        subject = f"{len(tasks)} tasks" + (f" ({tally})" if tally else "")
+        subject = plural(len(tasks), "task") + (f" ({tally})" if tally else "")
     else:
         task = tasks[0] if tasks else {}
         name = shorten(task.get("content", ""), 70) or f"#{task.get('id', '?')}"
