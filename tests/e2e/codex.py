@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -74,14 +72,7 @@ class CodexUser(AgentUser):
         answer and how long the run took."""
         argv = [self.binary, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
         argv += ["resume", "--last", prompt] if resume else [prompt]
-        started = time.monotonic()
-        done = subprocess.run(
-            argv, cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        seconds = time.monotonic() - started
-        assert done.returncode == 0, f"codex exec failed ({done.returncode}): {done.stderr[-3000:]}"
-        return done.stdout.strip(), seconds
+        return self.headless(argv, timeout)
 
 
 def fired(user: CodexUser) -> Counter[tuple[str, ...]]:

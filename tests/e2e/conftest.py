@@ -1,4 +1,4 @@
-"""Fixtures of the end-to-end suite: the pinned ``claude`` binary, the fake API, a user."""
+"""Fixtures of the end-to-end suite: each agent's pinned CLI, the fakes of their APIs, a user."""
 
 from __future__ import annotations
 
@@ -10,21 +10,50 @@ import pytest
 from conftest import Instance
 
 from e2e.fake_api import FakeAnthropic
+from e2e.fake_gemini import FakeGemini
+from e2e.fake_openai import FakeOpenAI
 from e2e.harness import ClaudeCode
 from e2e.install_clis import InstallError, install
 
 
-@pytest.fixture(scope="session")
-def claude_binary() -> str:
+def _installed(cli: str) -> str:
+    """The pinned CLI, installed from npm on first use; a failure to install fails the test."""
     try:
-        return install()
+        return install(cli)
     except InstallError as exc:
         pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
+def claude_binary() -> str:
+    return _installed("claude")
+
+
+@pytest.fixture(scope="session")
+def codex_binary() -> str:
+    return _installed("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_binary() -> str:
+    return _installed("gemini")
+
+
+@pytest.fixture(scope="session")
 def api() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def openai() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def google() -> Iterator[FakeGemini]:
+    with FakeGemini() as fake:
         yield fake
 
 

@@ -10,8 +10,6 @@ truth of what Gemini CLI fired.
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -57,14 +55,7 @@ class GeminiUser(AgentUser):
         """``gemini -p PROMPT --yolo`` (``--resume latest``: the latest session) in the project:
         its answer and how long the run took."""
         argv = [self.binary, "-p", prompt, "--yolo", "-m", MODEL, *(["--resume", "latest"] if resume else [])]
-        started = time.monotonic()
-        done = subprocess.run(
-            argv, cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        seconds = time.monotonic() - started
-        assert done.returncode == 0, f"gemini -p failed ({done.returncode}): {done.stderr[-3000:]}"
-        return done.stdout.strip(), seconds
+        return self.headless(argv, timeout)
 
 
 def signature(payload: dict[str, Any]) -> tuple[str, ...]:

@@ -82,6 +82,17 @@ class AgentUser:
         assert done.returncode == 0, f"memctl {' '.join(args)}: {done.stderr}"
         return done
 
+    def headless(self, argv: list[str], timeout: float) -> tuple[str, float]:
+        """Run the agent's CLI headless in the project, stdin closed: (its output, seconds taken)."""
+        started = time.monotonic()
+        done = subprocess.run(
+            argv, cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        seconds = time.monotonic() - started
+        assert done.returncode == 0, f"{' '.join(argv[:2])} failed ({done.returncode}): {done.stderr[-3000:]}"
+        return done.stdout.strip(), seconds
+
     def fired(self) -> list[dict[str, Any]]:
         """Every payload the agent sent to a hook so far, in the order they fired."""
         payloads = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,8 @@ from e2e.fake_api import FakeAnthropic
 from e2e.fake_openai import FakeOpenAI
 from e2e.harness import ClaudeCode
 from e2e.harness import assert_stored_once as same_events
-from e2e.install_clis import InstallError, install
 
 SESSIONS = 30
-
-
-@pytest.fixture(scope="module")
-def codex_binary() -> str:
-    try:
-        return install("codex")
-    except InstallError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def openai() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 @pytest.fixture

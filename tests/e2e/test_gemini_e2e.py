@@ -7,7 +7,6 @@ import json
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,23 +18,8 @@ from e2e.fake_gemini import FakeGemini
 from e2e.fake_openai import FakeOpenAI
 from e2e.gemini import GeminiUser, fired, stored
 from e2e.harness import assert_stored_once as same_events
-from e2e.install_clis import InstallError, install
 
 SESSIONS = 30
-
-
-@pytest.fixture(scope="module")
-def gemini_binary() -> str:
-    try:
-        return install("gemini")
-    except InstallError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def google() -> Iterator[FakeGemini]:
-    with FakeGemini() as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -90,16 +74,16 @@ def test_a_resumed_gemini_session_keeps_its_first_prompt(user: GeminiUser, googl
     assert "Rename the billing cron job to invoices-nightly." in json.dumps(asked["contents"])
 
 
-def test_one_memory_under_gemini_and_codex(user: GeminiUser, google: FakeGemini, daemon: Instance) -> None:
-    codex_binary = install("codex")
-    with FakeOpenAI() as openai:
-        other = CodexUser(codex_binary, openai.url, daemon, Path(tempfile.mkdtemp(prefix="cx-", dir=daemon.root)))
-        other.project = user.project
-        user.run("Decision: feature flags are read from the flagd sidecar, never from env vars.\n@say Noted.")
-        other.run("Where are feature flags read from?\n@say The flagd sidecar.")
-        (asked,) = openai.sent("Where are feature flags read from?")
-        assert "flagd sidecar, never from env vars" in json.dumps(asked["input"])
-        other.run("Decision: the staging cluster scales down to zero at 20:00 UTC.\n@say Noted.")
+def test_one_memory_under_gemini_and_codex(
+    user: GeminiUser, google: FakeGemini, codex_binary: str, openai: FakeOpenAI, daemon: Instance
+) -> None:
+    other = CodexUser(codex_binary, openai.url, daemon, Path(tempfile.mkdtemp(prefix="cx-", dir=daemon.root)))
+    other.project = user.project
+    user.run("Decision: feature flags are read from the flagd sidecar, never from env vars.\n@say Noted.")
+    other.run("Where are feature flags read from?\n@say The flagd sidecar.")
+    (asked,) = openai.sent("Where are feature flags read from?")
+    assert "flagd sidecar, never from env vars" in json.dumps(asked["input"])
+    other.run("Decision: the staging cluster scales down to zero at 20:00 UTC.\n@say Noted.")
     user.run("When does the staging cluster scale down?\n@say At 20:00 UTC.")
     (gemini_asked,) = google.sent("When does the staging cluster scale down?")
     assert "scales down to zero at 20:00 UTC" in json.dumps(gemini_asked["contents"])
