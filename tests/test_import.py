@@ -414,5 +414,7 @@ def test_tool_calls_the_hooks_lost_come_back_from_the_transcript_at_the_session_
     daemon.wait_for(lambda: len(daemon.query(calls)) == 2, timeout=20)
     assert sorted(daemon.query(calls)) == [("PostToolUse", "toolu_kept"), ("PostToolUseFailure", "toolu_lost")]
     assert "tool_calls_recovered" in daemon.stderr() and "ruff" not in daemon.stderr()  # counts, not content
+    summaries = "SELECT text FROM events WHERE kind = 'session_summary' AND session_id = ?"
+    daemon.wait_for(lambda: any("ruff check" in t for (t,) in daemon.query(summaries, s)), timeout=20)
     hook("SessionEnd", reason="other")  # the same end again (a replay): nothing more
     assert len(daemon.query(calls)) == 2

@@ -9,7 +9,9 @@ transcript records every call with its result.  So when a session's SessionEnd i
 ``Recovery`` waits ``SETTLE`` seconds (hooks still running land, or spool), reads the
 session's transcript as ``memctl import`` does (``memd.capture.transcripts``), and has its
 tool calls and failures imported: the importer stores those live capture has not (by
-``tool_use_id``, the same key live and imported), each once.  A fork's copies of its parent's
+``tool_use_id``, the same key live and imported), each once, and the session's summary is
+taken again.  As for ``memctl import``, retention's rule holds: a low-importance call older
+than ``max_age_days`` is not stored.  A fork's copies of its parent's
 calls are left out (they are the parent's).  Prompts and replies are not looked for: their
 hooks are synchronous, and Claude Code waits for them.
 
@@ -108,6 +110,7 @@ class Recovery:
         if not calls:
             return 0
         stored = (await self.bulk.import_events(Import(events=calls))).stored
-        if stored:
+        if stored:  # the summary taken at SessionEnd did not know of them
+            await self.bulk.import_events(Import(events=[], finished=[session]))
             log.warning("tool_calls_recovered", session=session, recovered=stored, calls=len(calls))
         return stored
