@@ -27,6 +27,7 @@ import uuid
 from harness import Instance, isolated_daemon, markdown_table, payload_factory, summary
 
 from memd_client.memctl.claude import hook_command
+from memd_wire.launcher import signal_guard
 
 TARGET_RATIO = 1.4
 
@@ -63,9 +64,10 @@ def timed_run(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
 
 
 def measure(instance: Instance, runs: int, warmup: int, size: int, against: str | None = None) -> Result:
-    hook = shlex.split(hook_command("PostToolUse"))
-    baseline = [hook[0], "-I", "-S", "-c", "pass"]  # the same interpreter path as the hook
-    other = [hook[0], "-I", "-S", os.path.join(against, "hook.py"), "PostToolUse"] if against else None
+    hook = shlex.split(hook_command("PostToolUse"))  # the signal guard first, where the system has one
+    python = hook[len(signal_guard())]
+    baseline = [python, "-I", "-S", "-c", "pass"]  # the same interpreter path as the hook
+    other = [python, "-I", "-S", os.path.join(against, "hook.py"), "PostToolUse"] if against else None
     make = payload_factory(size)
     token = uuid.uuid4().hex[:12]
     base_ms: list[float] = []

@@ -97,6 +97,7 @@ from memd_client.install import MCP_SCRIPT
 from memd_client.mcp.protocol import Server
 from memd_client.mcp.tools import INSTRUCTIONS, Context, tools
 from memd_client.memctl.claude import hook_command
+from memd_wire.launcher import signal_guard
 from memd_wire.paths import Paths
 
 SHARED = REPO.parent / "shared" / "fixtures"
@@ -426,7 +427,7 @@ def measure_launcher(instance: Instance, result: Result, runs: int, warmup: int,
     plugin = hooks["PostToolUse"][0]["hooks"][0]["command"]
     direct = shlex.split(hook_command("PostToolUse"))
     commands = {
-        FLOOR: [direct[0], "-I", "-S", "-c", "pass"],
+        FLOOR: [direct[len(signal_guard())], "-I", "-S", "-c", "pass"],  # the interpreter, past the guard
         HOOK: direct,
         HOOK_SHELL: ["sh", "-c", shlex.join(direct)],
         HOOK_PLUGIN: ["sh", "-c", plugin],
