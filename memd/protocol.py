@@ -266,6 +266,16 @@ class History(Request):
     """A project root, or a part of one (``memd`` matches ``/home/me/src/memd``)."""
     agent: str | None = None
     """Only events of this agent's hooks (``claude-code``, ``codex``, ``gemini``)."""
+    before: int | None = None
+    """Only events older than this event id: the next page of a listing (its oldest row's id)."""
+    after: int | None = None
+    """Only events newer than this event id, the first ``limit`` of them (a replay's next page)."""
+    since: float | None = None
+    until: float | None = None
+    """Unix times bounding the event's own timestamp (``until`` excluded)."""
+    derived: bool = True
+    """Also what memd made (session summaries, snapshots, consolidations): recomputed in place,
+    they keep their first place in the order while describing later events."""
 
 
 class Search(Request):
@@ -335,6 +345,9 @@ class Details(Request):
     budget: int | None = None
     """Tokens all the details may take; None: ``[context] search_budget``."""
     caller: str | None = None
+    counted: bool = True
+    """Count each as a use of the memory (stats, graduation); a listing that only shows them
+    (the viewer's session replay) is not one."""
 
 
 class Verify(Request):
@@ -438,6 +451,12 @@ class Sessions(Request):
     cwd: str | None = None
     project: str | None = None
     limit: int = 20
+    agent: str | None = None
+    """Only sessions with events of this agent's hooks."""
+    before: float | None = None
+    """Only sessions last seen before this Unix time: the next page (its last row's ``last_seen``)."""
+    id: str | None = None
+    """Only this session (the viewer's replay asks for its header)."""
 
 
 class Entities(Request):
@@ -850,6 +869,8 @@ class Detail(msgspec.Struct, kw_only=True):
     """Estimated tokens of the whole detail as rendered."""
     truncated: bool = False
     """``text`` was cut to fit the budget (``memctl show`` with a larger ``--budget`` has it all)."""
+    entities: list[EntityInfo] = []
+    """The entities it names (files, people, errors...), the most mentioned first."""
 
 
 class DetailsResult(Reply):
@@ -916,6 +937,18 @@ class DayCount(msgspec.Struct, kw_only=True):
     events: int
 
 
+class UsageDay(msgspec.Struct, kw_only=True):
+    """What memd's context did on one local day (``YYYY-MM-DD``)."""
+
+    day: str
+    injected: int = 0
+    resolved: int = 0
+    expanded: int = 0
+    tokens_saved: int = 0
+    """Estimated tokens of the lines left out of memd's blocks because Claude Code's own memory
+    had given them (``ClaudeMemoryUse.tokens``, that day)."""
+
+
 class StorageSizes(msgspec.Struct, kw_only=True):
     """Bytes on disk."""
 
@@ -969,6 +1002,8 @@ class StatsReport(Reply):
     """Ingest handling time per hook event since the daemon started (see ``memd.metrics``)."""
     per_day: list[DayCount] = []
     """Events per day and project over the last ``Stats.days`` days (the viewer's chart)."""
+    usage_per_day: list[UsageDay] = []
+    """Uses and tokens saved per day over the last ``Stats.days`` days, oldest first (days with none left out)."""
     claude_memory: ClaudeMemoryUse | None = None
     """Claude Code's own memory: its files memd mirrors, and the context memd left out since
     Claude Code had given the same (``memd.services.repeats``); all time."""
@@ -1112,6 +1147,8 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     last_seen: float
     events: int
     summary: str = ""
+    agents: list[str] = []
+    """The agents whose hooks sent its events."""
 
 
 class SessionList(Reply):
@@ -1172,6 +1209,9 @@ class ProjectInfo(msgspec.Struct, kw_only=True):
     events: int
     first_seen: float
     last_seen: float
+    sessions: int = 0
+    agents: dict[str, int] = {}
+    """Its events per agent (``claude-code``, ``codex``, ``gemini``)."""
 
 
 class ProjectList(Reply):

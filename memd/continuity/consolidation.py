@@ -4,7 +4,9 @@ pass over the database, on the writer's thread (``writer.call(consolidation.run,
 the working sets' new events in, consolidated memories (kind ``consolidated``, searchable
 and citable) out, in one transaction, the reads and writes ``store/consolidation.py``'s.
 
-    1. each event's topics: its 5 most mentioned content words, and ``file:`` + each file
+    1. each event's topics: its 5 most mentioned content words (paths and the name of its tool
+       left out: a path's segments, ``tmp``, ``src``, say where, not what), and ``file:`` + each
+       file
     2. one group per topic shared by 3+ events; groups overlapping by more than half
        (|A ∩ B| / min(|A|, |B|) > 0.5) merge, until none do
     3. per group: its topics (up to 5), up to 10 key points (each event's first sentence,
@@ -39,6 +41,8 @@ TOPICS_PER_EVENT: Final = 5
 KEY_POINTS: Final = 10
 POINT_CHARS: Final = 100
 _SENTENCE: Final = re.compile(r"(?<=[.!?\u3002])\s+|\n+")
+_PATH: Final = re.compile(r"\S*[/\\]\S*")
+"""A word with a slash in it: a path (``/tmp/bar/x.py``, ``src\\app``) or a URL."""
 
 
 class Consolidated(NamedTuple):
@@ -57,7 +61,9 @@ def _basename(path: str) -> str:
 def _topics(source: Source) -> list[str]:
     # A prompt's or a reply's title only repeats its text behind a prefix ("Prompt: ...").
     said = source.text if source.kind in LONG_FORM and source.text else f"{source.title}\n{source.text}"
-    words = [word for word, _ in Counter(topics(said)).most_common(TOPICS_PER_EVENT)]
+    tool = set(topics(source.tool or ""))
+    counted = Counter(word for word in topics(_PATH.sub(" ", said)) if word not in tool)
+    words = [word for word, _ in counted.most_common(TOPICS_PER_EVENT)]
     return words + [f"file:{_basename(path)}" for path in source.files]
 
 

@@ -14,8 +14,9 @@ from typing import Final
 
 from ..capture.text import parse_meta, strings
 from ..cite import parse
-from ..protocol import Detail, Entry, TimelineResult
+from ..protocol import Detail, EntityInfo, Entry, TimelineResult
 from ..store.citations import event_of
+from ..store.entities import of_event
 from ..store.layers import EventRow, event_rows, known_event, neighbour_cite, neighbours
 from .digest import files_of, preview
 
@@ -96,5 +97,6 @@ def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Det
             tools=[row.tool] if row.tool else strings(meta.get("tools"))[:10],
             previous=neighbour_cite(conn, session, row.id, later=False) if session else None,
             next=neighbour_cite(conn, session, row.id, later=True) if session else None,
+            entities=[EntityInfo(name=n.name, kind=n.kind, mentions=c) for n, c in of_event(conn, row.id)],
         )
     return found

@@ -46,6 +46,7 @@ __all__ = [
     "one_digest_per_session",
     "penalty",
     "snippet",
+    "unmarked",
 ]
 
 STALE_PENALTY: Final = 0.4
@@ -160,15 +161,35 @@ def one_digest_per_session(hits: Sequence[tuple[str, str | None]]) -> list[bool]
     return keep
 
 
+def _matching(terms: Iterable[str]) -> re.Pattern[str] | None:
+    """The words of a hit that count as one of ``terms``; None for no terms."""
+    prefixes = [_prefix(t) for t in terms]
+    return re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE) if prefixes else None
+
+
 def snippet(text: str, terms: Iterable[str], width: int = 160) -> str:
     """About ``width`` characters of ``text`` around the first matched term, terms in [brackets]."""
-    prefixes = [_prefix(t) for t in terms]
     flat = " ".join(text.split())
-    if not prefixes:
+    pattern = _matching(terms)
+    if pattern is None:
         return flat[:width] + ("…" if len(flat) > width else "")
-    pattern = re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)
     first = pattern.search(flat)
     start = max(0, (first.start() if first else 0) - width // 3)
     window = flat[start : start + width]
     marked = pattern.sub(lambda m: f"[{m.group(0)}]", window)
     return ("…" if start else "") + marked + ("…" if start + width < len(flat) else "")
+
+
+def unmarked(snippet_text: str, terms: Iterable[str]) -> list[tuple[str, bool]]:
+    """A ``snippet`` as its pieces, each with whether it is a matched term: the brackets that
+    mark them taken off, a bracket of the text itself kept (the viewer highlights the matches)."""
+    pattern = _matching(terms)
+    if pattern is None:
+        return [(snippet_text, False)] if snippet_text else []
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for found in re.finditer(r"\[(" + pattern.pattern + r")\]", snippet_text, re.IGNORECASE):
+        pieces += [(snippet_text[at : found.start()], False), (found.group(1), True)]
+        at = found.end()
+    pieces.append((snippet_text[at:], False))
+    return [(text, match) for text, match in pieces if text]

@@ -39,6 +39,11 @@ class Browse:
             tool=request.tool,
             project=request.project,
             agent=request.agent,
+            before=request.before,
+            after=request.after,
+            since=request.since,
+            until=request.until,
+            derived=request.derived,
         )
         return Events(events=rows)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import anyio
 
@@ -100,4 +101,7 @@ class Lifecycle:
             if project_id is None:
                 return SessionList(scope=root, sessions=[])
         limit = max(1, min(request.limit, MAX_SESSIONS))
-        return SessionList(scope=root, sessions=await self.store.readers.run(session_list, project_id, limit))
+        listed = await self.store.readers.run(
+            partial(session_list, agent=request.agent, before=request.before, session=request.id), project_id, limit
+        )
+        return SessionList(scope=root, sessions=listed)

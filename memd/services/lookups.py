@@ -28,6 +28,7 @@ from ..protocol import (
     Tasks,
     Timeline,
     TimelineResult,
+    UsageDay,
     Verification,
     Verify,
 )
@@ -91,7 +92,8 @@ class Lookups:
             reply.details.append(fitted)
             remaining -= fitted.tokens
         reply.tokens = budget - remaining
-        await record_uses(self.store, [d.id for d in reply.details], request.caller, "resolved")
+        if request.counted:
+            await record_uses(self.store, [d.id for d in reply.details], request.caller, "resolved")
         return reply
 
     async def smart(self, request: SmartSearch) -> SmartResults:
@@ -150,6 +152,12 @@ class Lookups:
         run = self.store.readers.run
         indexer = self.retriever.indexer
         projects, project_count = await run(queries.top_projects, limit)
+        since = time.time() - request.days * 86400
+        uses, saved = (
+            (await run(usage.per_day, since), await run(claude_memory.saved_per_day, since))
+            if request.days > 0
+            else ({}, {})
+        )
         return StatsReport(
             most_cited=await run(usage.most_cited, limit, request.since),
             usage=await run(usage.totals, request.since),
@@ -160,7 +168,11 @@ class Lookups:
             project_count=project_count,
             sizes=await run(queries.storage, self.store.path, indexer.index_dir if indexer else None),
             redactions=await queries.redaction_totals(self.store.reader),
-            per_day=await run(queries.per_day, time.time() - request.days * 86400) if request.days > 0 else [],
+            per_day=await run(queries.per_day, since) if request.days > 0 else [],
+            usage_per_day=[
+                UsageDay(day=day, **uses.get(day, {}), tokens_saved=saved.get(day, 0))
+                for day in sorted(uses.keys() | saved.keys())
+            ],
             claude_memory=ClaudeMemoryUse(**(await run(claude_memory.savings))._asdict()),
         )
 

@@ -25,6 +25,7 @@ __all__ = [
     "paths_of_events",
     "put_file",
     "save",
+    "saved_per_day",
     "savings",
     "texts_of",
 ]
@@ -102,6 +103,17 @@ def savings(conn: sqlite3.Connection) -> Savings:
     ).fetchone()
     (mirrored,) = conn.execute("SELECT count(*) FROM claude_memory_files WHERE event_id IS NOT NULL").fetchone()
     return Savings(answers=int(answers), lines=int(lines), tokens=int(tokens), files=int(mirrored))
+
+
+def saved_per_day(conn: sqlite3.Connection, since: float) -> dict[str, int]:
+    """Tokens left out per local day (``YYYY-MM-DD``) from ``since`` on."""
+    return dict(
+        conn.execute(
+            "SELECT date(at, 'unixepoch', 'localtime') AS day, sum(tokens) FROM claude_memory_savings"
+            " WHERE at >= ? GROUP BY day",
+            (since,),
+        ).fetchall()
+    )
 
 
 def texts_of(conn: sqlite3.Connection, event_ids: Iterable[int]) -> dict[int, str]:

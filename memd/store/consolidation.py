@@ -25,6 +25,7 @@ class Source(NamedTuple):
     """The head of the text (2,000 characters)."""
     files: tuple[str, ...]
     ts: float
+    tool: str | None = None
 
 
 def working_set_projects(conn: sqlite3.Connection) -> list[int]:
@@ -35,9 +36,9 @@ def working_set_projects(conn: sqlite3.Connection) -> list[int]:
 def candidates(conn: sqlite3.Connection, project_id: int) -> list[Source]:
     """The project's working-set events that no consolidation has taken yet, oldest first."""
     return [
-        Source(r[0], r[1], r[2], r[3], r[4], tuple(strings(parse_meta(r[5]).get("files"))), r[6])
+        Source(r[0], r[1], r[2], r[3], r[4], tuple(strings(parse_meta(r[5]).get("files"))), r[6], r[7])
         for r in conn.execute(
-            "SELECT e.id, coalesce(c.cite, ''), e.kind, e.title, substr(e.text, 1, 2000), e.meta, e.client_ts"
+            "SELECT e.id, coalesce(c.cite, ''), e.kind, e.title, substr(e.text, 1, 2000), e.meta, e.client_ts, e.tool"
             " FROM working_set w JOIN events e ON e.id = w.event_id LEFT JOIN citations c ON c.event_id = e.id"
             " WHERE w.project_id = ? AND NOT EXISTS"
             " (SELECT 1 FROM consolidation_sources s WHERE s.source_id = w.event_id) ORDER BY e.id",

@@ -38,6 +38,7 @@ __all__ = [
     "mentioned",
     "mentions",
     "named",
+    "of_event",
     "rebuild",
     "record",
     "refresh",
@@ -310,3 +311,13 @@ def listing(
         [*args, limit],
     ).fetchall()
     return [(Named(i, k, name), c) for i, k, name, c in rows]
+
+
+def of_event(conn: sqlite3.Connection, event_id: int, limit: int = 20) -> list[tuple[Named, int]]:
+    """The entities an event names, with the events that name each, the most named first."""
+    rows = conn.execute(
+        "SELECT n.id, n.kind, n.name, (SELECT count(*) FROM mentions c WHERE c.entity_id = n.id) AS k"
+        " FROM mentions m JOIN entities n ON n.id = m.entity_id WHERE m.event_id = ? ORDER BY k DESC, n.name LIMIT ?",
+        (event_id, limit),
+    ).fetchall()
+    return [(Named(i, kind, name), count) for i, kind, name, count in rows]

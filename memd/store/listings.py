@@ -67,16 +67,38 @@ def listing(conn: sqlite3.Connection, event_ids: list[int]) -> tuple[list[EventR
     return event_rows(conn, event_ids[:LIST_MAX]), kind_counts(conn, event_ids)
 
 
-def session_list(conn: sqlite3.Connection, project_id: int | None, limit: int) -> list[SessionInfo]:
-    """The ``limit`` sessions last seen (of one project, or of all), the latest first."""
-    where = "WHERE s.project_id = ?" if project_id is not None else ""
-    args = (project_id, limit) if project_id is not None else (limit,)
+def session_list(
+    conn: sqlite3.Connection, project_id: int | None, limit: int, *,
+    agent: str | None = None, before: float | None = None, session: str | None = None,
+) -> list[SessionInfo]:  # fmt: skip
+    """The ``limit`` sessions last seen (of one project, or of all; with events of ``agent``;
+    last seen before ``before``; or only ``session``), the latest first."""
+    where, args = [], []
+    for clause, value in (
+        ("s.project_id = ?", project_id),
+        ("s.last_seen < ?", before),
+        ("s.id = ?", session),
+        ("EXISTS (SELECT 1 FROM events a WHERE a.session_id = s.id AND a.agent = ?)", agent),
+    ):
+        if value is not None:
+            where.append(clause)
+            args.append(value)
     return [
-        SessionInfo(id=r[0], project=r[1], first_seen=r[2], last_seen=r[3], events=r[4], summary=r[5] or "")
+        SessionInfo(
+            id=r[0],
+            project=r[1],
+            first_seen=r[2],
+            last_seen=r[3],
+            events=r[4],
+            summary=r[5] or "",
+            agents=json.loads(r[6]),
+        )
         for r in conn.execute(
-            "SELECT s.id, p.root, s.first_seen, s.last_seen, s.events, s.summary FROM sessions s"
-            f" LEFT JOIN projects p ON p.id = s.project_id {where} ORDER BY s.last_seen DESC LIMIT ?",
-            args,
+            "SELECT s.id, p.root, s.first_seen, s.last_seen, s.events, s.summary,"
+            " (SELECT json_group_array(agent) FROM (SELECT DISTINCT agent FROM events WHERE session_id = s.id))"
+            f" FROM sessions s LEFT JOIN projects p ON p.id = s.project_id"
+            f" {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY s.last_seen DESC LIMIT ?",
+            [*args, limit],
         )
     ]
 

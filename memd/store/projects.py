@@ -201,12 +201,23 @@ def _infos(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> li
     rows = conn.execute(
         "SELECT p.id, p.root, p.name, p.key, p.first_seen, p.last_seen,"
         " (SELECT count(*) FROM events WHERE project_id = p.id),"
-        " (SELECT json_group_array(path) FROM (SELECT path FROM project_paths WHERE project_id = p.id ORDER BY path))"
+        " (SELECT json_group_array(path) FROM (SELECT path FROM project_paths WHERE project_id = p.id ORDER BY path)),"
+        " (SELECT count(*) FROM sessions WHERE project_id = p.id),"
+        " (SELECT json_group_object(agent, n) FROM"
+        "   (SELECT agent, count(*) AS n FROM events WHERE project_id = p.id GROUP BY agent ORDER BY n DESC))"
         f" FROM projects p {where} ORDER BY p.last_seen DESC, p.id",
         args,
     ).fetchall()
     fields = ("id", "root", "name", "key", "first_seen", "last_seen", "events")
-    return [ProjectInfo(**dict(zip(fields, row[:7], strict=True)), paths=json.loads(row[7])) for row in rows]
+    return [
+        ProjectInfo(
+            **dict(zip(fields, row[:7], strict=True)),
+            paths=json.loads(row[7]),
+            sessions=row[8],
+            agents=json.loads(row[9]),
+        )
+        for row in rows
+    ]
 
 
 def _checkout(conn: sqlite3.Connection, root: str, now: float) -> int:

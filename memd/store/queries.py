@@ -166,15 +166,26 @@ async def history(
     tool: str | None = None,
     project: str | None = None,
     agent: str | None = None,
+    before: int | None = None,
+    after: int | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    derived: bool = True,
 ) -> list[EventRow]:
-    """The latest ``limit`` events matching every filter given, oldest first."""
-    where: list[str] = []
+    """The latest ``limit`` events matching every filter given (older than event ``before``,
+    dated in [``since``, ``until``), what memd made left out unless ``derived``), oldest first;
+    with ``after``, the first ``limit`` newer than that event."""
+    where: list[str] = [] if derived else [f"e.kind NOT IN {DERIVED_KINDS!r}"]
     args: list[object] = []
     for clause, value in (
         ("e.session_id = ?", session),
         ("e.kind = ?", kind),
         ("e.tool = ?", tool),
         ("e.agent = ?", agent),
+        ("e.id < ?", before),
+        ("e.id > ?", after),
+        ("e.client_ts >= ?", since),
+        ("e.client_ts < ?", until),
     ):
         if value is not None:
             where.append(clause)
@@ -187,7 +198,7 @@ async def history(
         " e.event, e.client_ts, c.cite, e.agent"
         " FROM events e LEFT JOIN projects p ON p.id = e.project_id LEFT JOIN citations c ON c.event_id = e.id"
         f" {'WHERE ' + ' AND '.join(where) if where else ''}"
-        " ORDER BY e.id DESC LIMIT ?",
+        f" ORDER BY e.id {'DESC' if after is None else 'ASC'} LIMIT ?",
         [*args, max(0, limit)],
     )
     return [
@@ -206,5 +217,5 @@ async def history(
             cite=r[11] or "",
             agent=r[12],
         )
-        for r in reversed(list(rows))
+        for r in (reversed(list(rows)) if after is None else rows)
     ]

@@ -20,7 +20,7 @@ from ..capture.events import DERIVED_KINDS
 from ..capture.graduation import THRESHOLDS, level
 from ..protocol import Cited
 
-__all__ = ["HOW", "count_use", "injected", "levels", "most_cited", "record", "totals"]
+__all__ = ["HOW", "count_use", "injected", "levels", "most_cited", "per_day", "record", "totals"]
 
 HOW: Final = ("injected", "resolved", "expanded")
 
@@ -126,6 +126,18 @@ def most_cited(conn: sqlite3.Connection, limit: int, since: float | None = None)
         )
         for r in rows
     ]
+
+
+def per_day(conn: sqlite3.Connection, since: float) -> dict[str, dict[str, int]]:
+    """Uses per local day (``YYYY-MM-DD``) from ``since`` on, by kind of use."""
+    found: dict[str, dict[str, int]] = {}
+    for day, how, uses in conn.execute(
+        "SELECT date(used_at, 'unixepoch', 'localtime') AS day, how, count(*) FROM citation_usage"
+        " WHERE used_at >= ? GROUP BY day, how",
+        (since,),
+    ):
+        found.setdefault(day, dict.fromkeys(HOW, 0))[how] = uses
+    return found
 
 
 def totals(conn: sqlite3.Connection, since: float | None = None) -> dict[str, int]:
