@@ -196,11 +196,25 @@ class Browser:
         if seen != VIEWPORT:
             raise BrowserError(f"the page is {seen}, not {VIEWPORT}")
 
+    def resize(self, width: int, height: int) -> None:
+        """Make the page ``width`` by ``height`` CSS pixels (a narrow window, say) until ``reset``."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+
+    def dark(self, on: bool = True) -> None:
+        """Pages see a system in dark mode (``prefers-color-scheme: dark``) until ``reset``."""
+        features = [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})
+
     def reset(self) -> None:
         """Back to a blank page: no dialog open, nothing stored by the sites opened (cookies, local
-        storage, caches), no console lines kept, the viewport at ``VIEWPORT``."""
+        storage, caches), no console lines kept, the viewport at ``VIEWPORT``, in light mode."""
         with contextlib.suppress(NoAlertPresentException):
             self.driver.switch_to.alert.dismiss()
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.dark(False)
         for origin in self.origins:
             self.driver.execute_cdp_cmd("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
         self.origins.clear()

@@ -258,6 +258,27 @@ def test_groups_merge_and_consolidation_confidence() -> None:
     assert set_key([3, 1, 2]) == set_key([1, 2, 3]) != set_key([1, 2])
 
 
+def test_a_consolidation_is_titled_by_what_its_events_are_about_not_where() -> None:
+    """Edits of files under /tmp/bar shared the path's segments and the tool's name: the group
+    was titled "Consolidated: edit, tmp, bar"."""
+    from memd.continuity.consolidation import consolidate, groups
+    from memd.store.consolidation import Source
+
+    def edit(n: int, name: str, said: str) -> Source:
+        path = f"/tmp/bar/{name}"
+        return Source(n, f"E{n:05d}", "tool", f"Edit {path}", f"{path}\n{said}", (path,), n * 60.0, "Edit")
+
+    sources = [
+        edit(1, "upload.py", "retry the upload when the token expires"),
+        edit(2, "client.py", "the upload client refreshes an expired token"),
+        edit(3, "auth.py", "token expiry raises before the upload starts"),
+    ]
+    (ids, shared), *_ = groups(sources)
+    title = consolidate([s for s in sources if s.id in ids], shared).title
+    assert ids == {1, 2, 3} and "upload" in title and "token" in title
+    assert not {"edit", "tmp", "bar"} & set(title.removeprefix("Consolidated: ").split(" (")[0].split(", ")), title
+
+
 def test_graduation_levels() -> None:
     from memd.capture.graduation import level
 

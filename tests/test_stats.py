@@ -120,9 +120,10 @@ def test_memctl_stats_prints_it_for_people_and_as_json(daemon: Instance) -> None
         "redactions",
         "hook_latency_ms",
         "per_day",
+        "usage_per_day",
         "claude_memory",
     }
-    assert data["per_day"] == []  # the viewer's chart asks for days; memctl does not
+    assert data["per_day"] == data["usage_per_day"] == []  # the viewer's charts ask for days; memctl does not
     assert data["agents"] == {"claude-code": sum(data["kinds"].values())}  # every hook here was Claude Code's
     assert data["projects"] == [{"root": a, "events": 4}, {"root": b, "events": 1}]
     assert set(data["sizes"]) == {
@@ -195,3 +196,17 @@ def test_the_estimate_without_dbstat_is_the_index_blocks(tmp_path: os.PathLike[s
         (blocks,) = conn.execute(f"SELECT sum(length(block)) FROM {table}_data").fetchone()
         assert queries.index_bytes(conn, table, dbstat=False) == blocks
         assert 0 < blocks < pages  # the blocks are in the pages, with the rest of the index
+
+
+def test_uses_per_day_count_what_reached_someone_and_a_listing_is_none(daemon: Instance) -> None:
+    project = f"{daemon.root}/uses"
+    first = daemon.remember("the lark queue drains at midnight", project, session="s-uses")
+    second = daemon.remember("the lark queue keeps 3 retries", project, session="s-uses")
+    daemon.call(Details(ids=[str(first)]), DetailsResult)  # a person reads one: a use
+    listed = daemon.call(Details(ids=[str(first), str(second)], counted=False), DetailsResult)  # a listing: none
+    assert len(listed.details) == 2
+    report = daemon.call(Stats(days=30), StatsReport)
+    today = time.strftime("%Y-%m-%d")
+    assert [(d.day, d.resolved) for d in report.usage_per_day if d.resolved] == [(today, 1)]
+    assert report.usage["resolved"] == 1
+    assert daemon.call(Stats(), StatsReport).usage_per_day == []  # only asked for with days

@@ -18,7 +18,7 @@ __all__ = ["DAYS", "Chart", "Graph", "bars", "graph", "per_project", "project_na
 
 PALETTE: Final = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
 DAYS: Final = 30
-HEIGHT: Final = 180
+HEIGHT: Final = 120
 
 
 class Column(NamedTuple):

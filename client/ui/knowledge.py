@@ -88,6 +88,6 @@ async def stats(view: View, request: Request) -> Response:
     uses, saved = charts.usage(report.usage_per_day, now)
     return view.page(
         request, "stats.html", stats=report, bars=charts.bars, per_project=charts.per_project(report.per_day, now),
-        uses=uses, saved=saved,
+        uses=uses, saved=saved, height=charts.HEIGHT,
         project_rows=[(charts.project_name(p.root), p.events) for p in report.projects],
     )  # fmt: skip

@@ -45,10 +45,12 @@ class Blocks:
     async def continuation(
         self, session: str | None, root: str, snapshot: Snapshot, why: str, *, since: Sequence[state.Recent] = (),
         max_chars: int = MAX_CONTEXT_CHARS, extra: Sequence[int] = (), asked: NewEvent | None = None,
+        injected: bool = True,
     ) -> str:  # fmt: skip
         """Where the work in ``root`` stands (``snapshot``), with what other sessions did
         ``since``; ``extra``: ids logged as injected with it (the snapshot's own); ``asked``: the
-        hook's event, whose session's Claude Code memory the block does not repeat."""
+        hook's event, whose session's Claude Code memory the block does not repeat; not
+        ``injected``: a person reads it (``memctl endless snapshot``, the viewer), no use is logged."""
         if snapshot.empty:
             return ""
         later = [
@@ -79,7 +81,7 @@ class Blocks:
         block, kept = render([line for line in lines if line.event_id not in left])
         if left and asked:
             await self.repeats.count(session, asked.event, render(lines)[1], left)
-        if block:
+        if block and injected:
             await record_uses(self.store, [line.event_id for line in kept] + list(extra), session, "injected")
         return block
 

@@ -163,7 +163,8 @@ class SessionStart:
             raise NotFound(f"no session {session!r} (memctl history lists them)")
         root, project_id = found
         snapshot = await self.store.readers.run(state.fresh, session, project_id, time.time())
-        block = await self.blocks.continuation(None, root or "", snapshot, f"session {session[:8]} as it stands now")
+        why = f"session {session[:8]} as it stands now"
+        block = await self.blocks.continuation(None, root or "", snapshot, why, injected=False)
         return ContinuationResult(session_id=session, block=block)
 
 
