@@ -870,7 +870,8 @@ class Detail(msgspec.Struct, kw_only=True):
     truncated: bool = False
     """``text`` was cut to fit the budget (``memctl show`` with a larger ``--budget`` has it all)."""
     entities: list[EntityInfo] = []
-    """The entities it names (files, people, errors...), the most mentioned first."""
+    """The entities it names (files, people, errors...), the most mentioned first; filled for
+    ``Details``, not for the details a search or a prompt's context expands."""
 
 
 class DetailsResult(Reply):

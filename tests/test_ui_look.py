@@ -85,3 +85,9 @@ def test_an_entity_s_graph_puts_it_in_the_middle_and_its_strongest_links_around(
     lonely = charts.graph(EntityDetail(name="x", kind="name", aliases=[], mentions=1, sessions=1, first_seen=0,
                                        last_seen=0, related=[], events=[]))  # fmt: skip
     assert lonely.nodes == [] and lonely.edges == []
+
+
+def test_the_derived_family_is_what_memd_makes() -> None:
+    from memd.capture.events import DERIVED_KINDS
+
+    assert {kind for kind, family in look.FAMILY.items() if family == "derived"} == set(DERIVED_KINDS)

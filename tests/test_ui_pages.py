@@ -146,6 +146,12 @@ def test_a_session_replays_in_order_with_its_citations_and_folded_outputs(ui: Vi
     assert ui.daemon.query("SELECT count(*) FROM citation_usage")[0][0] == uses  # a replay is not a use
 
 
+def test_an_unknown_session_is_not_found_not_a_dead_daemon(ui: Viewer) -> None:  # noqa: F811
+    ui.get("/", t=ui.token)
+    status, page, _ = ui.request("GET", "/s/no-such-session")
+    assert status == 404 and "no session &#39;no-such-session&#39;" in page and "not answering" not in page
+
+
 def test_a_long_session_replays_a_hundred_events_at_a_time(ui: Viewer) -> None:  # noqa: F811
     for n in range(103):
         ingest(ui.daemon, "UserPromptSubmit", "s-long", f"{ui.daemon.root}/long", prompt=f"step {n} of the long one")

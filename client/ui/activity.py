@@ -22,13 +22,11 @@ from memd.protocol import (
     Sessions,
 )
 
+from . import look
 from .view import PAGE, Filters, View
 
 __all__ = ["live", "projects", "replay", "sessions", "timeline"]
 
-DERIVED = ("session_summary", "snapshot", "consolidated")
-"""What memd made: recomputed in place, each keeps its first place while describing later
-events, so a listing in order shows it only when asked for by kind."""
 REPLAY = 100
 """Events a replay page shows: the most one ``Details`` answers."""
 REPLAY_BUDGET = 400_000
@@ -45,7 +43,7 @@ async def _events(view: View, f: Filters, before: int | None) -> tuple[list[Even
     found = await view.ask(
         History(
             limit=PAGE + 1, before=before, project=f.project or None, kind=f.kind or None, agent=f.agent or None,
-            session=f.session or None, since=since, until=until, derived=f.kind in DERIVED,
+            session=f.session or None, since=since, until=until, derived=look.FAMILY.get(f.kind) == "derived",
         ),
         Events,
     )  # fmt: skip

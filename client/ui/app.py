@@ -25,7 +25,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..rpc import ClientError
+from ..rpc import ClientError, DaemonError
 from . import activity, forgetting, knowledge
 from .guard import Guard
 from .view import View
@@ -41,6 +41,11 @@ def viewer(socket: str, token: str, port: int, prefix: str) -> Guard:
     view = View(socket, token, f"/{prefix}/")
 
     async def unavailable(request: Request, exc: Exception) -> Response:
+        """The daemon refused (an unknown session: 404, with what it said), or did not answer
+        (503, with what to do)."""
+        if isinstance(exc, DaemonError):
+            status = 404 if exc.code == "not_found" else 400
+            return HTMLResponse(view.render("error.html", refused=str(exc), status=status), status_code=status)
         advice = f"; {exc.advice}" if isinstance(exc, ClientError) and exc.advice else ""
         return HTMLResponse(view.render("error.html", error=f"{exc}{advice}"), status_code=503)
 

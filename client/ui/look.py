@@ -39,7 +39,9 @@ FAMILY: Final = {
     "snapshot": "derived",
     "consolidated": "derived",
 }
-"""Each kind's family: its chip's colour (``ui.css``, ``.k-FAMILY``)."""
+"""Each kind's family: its chip's colour (``ui.css``, ``.k-FAMILY``).  ``derived``, what memd
+made (``memd.capture.events.DERIVED_KINDS``), is recomputed in place: it keeps its first place
+while describing later events, so a listing in order shows it only when its kind is asked for."""
 KINDS: Final = tuple(FAMILY)
 """The kinds a filter offers, in the order a session runs."""
 _LABELS: Final = {

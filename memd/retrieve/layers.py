@@ -74,9 +74,11 @@ def timeline(conn: sqlite3.Connection, event_id: int, before: int, after: int) -
     return TimelineResult(target=target, session_id=row.session_id, entries=entries)
 
 
-def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Detail]:
+def details(conn: sqlite3.Connection, event_ids: Sequence[int], entities: bool = False) -> dict[int, Detail]:
     """The full details of events (as stored: privacy filtering happened before), by id,
-    with the citation ids of their neighbours in the session."""
+    with the citation ids of their neighbours in the session, and with ``entities`` the
+    entities each names (counting their mentions costs a read per entity: the prompt's hook,
+    which renders no entity, asks without)."""
     found = {}
     for row in event_rows(conn, event_ids):
         meta = parse_meta(row.meta)
@@ -97,6 +99,8 @@ def details(conn: sqlite3.Connection, event_ids: Sequence[int]) -> dict[int, Det
             tools=[row.tool] if row.tool else strings(meta.get("tools"))[:10],
             previous=neighbour_cite(conn, session, row.id, later=False) if session else None,
             next=neighbour_cite(conn, session, row.id, later=True) if session else None,
-            entities=[EntityInfo(name=n.name, kind=n.kind, mentions=c) for n, c in of_event(conn, row.id)],
+            entities=[EntityInfo(name=n.name, kind=n.kind, mentions=c) for n, c in of_event(conn, row.id)]
+            if entities
+            else [],
         )
     return found

@@ -79,7 +79,7 @@ class Lookups:
                 missing.append(ref)
             else:
                 found.setdefault(event_id, ref)
-        full = await self.store.readers.run(layers.details, list(found))
+        full = await self.store.readers.run(layers.details, list(found), True)
         reply = DetailsResult(details=[], missing=missing)
         budget = request.budget or self.config.context.search_budget
         remaining = budget

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ..protocol import EventRow, SessionInfo, TaskInfo
 
 __all__ = [
+    "EVENT_COLUMNS",
     "LIST_MAX",
     "cite_of",
+    "event_row",
     "event_rows",
     "kind_counts",
     "listing",
@@ -32,6 +35,23 @@ _EVENT_FIELDS: Final = (
     "id", "session_id", "project", "kind", "tool", "title", "importance", "received_at", "size",
     "event", "client_ts", "cite", "agent",
 )  # fmt: skip
+EVENT_COLUMNS: Final = (
+    "e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
+    " e.event, e.client_ts, coalesce(c.cite, ''), e.agent"
+)
+"""An ``EventRow``'s columns, over ``events e``, ``projects p`` and ``citations c`` joined."""
+_SESSION_FIELDS: Final = ("id", "project", "first_seen", "last_seen", "events", "summary")
+
+
+def event_row(row: Sequence[object]) -> EventRow:
+    """The ``EventRow`` of a row of ``EVENT_COLUMNS``."""
+    return EventRow(**dict(zip(_EVENT_FIELDS, row, strict=True)))  # type: ignore[arg-type]
+
+
+def where_given(conditions: Iterable[tuple[str, object]]) -> tuple[list[str], list[object]]:
+    """The clauses of ``(clause, value)`` pairs whose value is given (not None), and their values."""
+    given = [(clause, value) for clause, value in conditions if value is not None]
+    return [clause for clause, _ in given], [value for _, value in given]
 
 
 def cite_of(conn: sqlite3.Connection, event_id: int) -> str:
@@ -54,12 +74,11 @@ def kind_counts(conn: sqlite3.Connection, event_ids: list[int]) -> dict[str, int
 def event_rows(conn: sqlite3.Connection, event_ids: list[int]) -> list[EventRow]:
     """The events ``event_ids`` names, as listed, in id order (gone ones left out)."""
     rows = conn.execute(
-        "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
-        " e.event, e.client_ts, coalesce(c.cite, ''), e.agent FROM events e LEFT JOIN projects p ON p.id = e.project_id"
+        f"SELECT {EVENT_COLUMNS} FROM events e LEFT JOIN projects p ON p.id = e.project_id"
         " LEFT JOIN citations c ON c.event_id = e.id WHERE e.id IN (SELECT value FROM json_each(?)) ORDER BY e.id",
         (json.dumps(event_ids),),
     )
-    return [EventRow(**dict(zip(_EVENT_FIELDS, row, strict=True))) for row in rows]
+    return [event_row(row) for row in rows]
 
 
 def listing(conn: sqlite3.Connection, event_ids: list[int]) -> tuple[list[EventRow], dict[str, int]]:
@@ -73,34 +92,20 @@ def session_list(
 ) -> list[SessionInfo]:  # fmt: skip
     """The ``limit`` sessions last seen (of one project, or of all; with events of ``agent``;
     last seen before ``before``; or only ``session``), the latest first."""
-    where, args = [], []
-    for clause, value in (
+    where, args = where_given((
         ("s.project_id = ?", project_id),
         ("s.last_seen < ?", before),
         ("s.id = ?", session),
         ("EXISTS (SELECT 1 FROM events a WHERE a.session_id = s.id AND a.agent = ?)", agent),
-    ):
-        if value is not None:
-            where.append(clause)
-            args.append(value)
-    return [
-        SessionInfo(
-            id=r[0],
-            project=r[1],
-            first_seen=r[2],
-            last_seen=r[3],
-            events=r[4],
-            summary=r[5] or "",
-            agents=json.loads(r[6]),
-        )
-        for r in conn.execute(
-            "SELECT s.id, p.root, s.first_seen, s.last_seen, s.events, s.summary,"
-            " (SELECT json_group_array(agent) FROM (SELECT DISTINCT agent FROM events WHERE session_id = s.id))"
-            f" FROM sessions s LEFT JOIN projects p ON p.id = s.project_id"
-            f" {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY s.last_seen DESC LIMIT ?",
-            [*args, limit],
-        )
-    ]
+    ))  # fmt: skip
+    rows = conn.execute(
+        "SELECT s.id, p.root, s.first_seen, s.last_seen, s.events, coalesce(s.summary, ''),"
+        " (SELECT json_group_array(agent) FROM (SELECT DISTINCT agent FROM events WHERE session_id = s.id))"
+        " FROM sessions s LEFT JOIN projects p ON p.id = s.project_id"
+        f" {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY s.last_seen DESC LIMIT ?",
+        [*args, limit],
+    )
+    return [SessionInfo(**dict(zip(_SESSION_FIELDS, r[:6], strict=True)), agents=json.loads(r[6])) for r in rows]
 
 
 def session_project(conn: sqlite3.Connection, session: str) -> tuple[str | None, int | None] | None:

@@ -20,6 +20,7 @@ import aiosqlite
 from ..capture.events import DERIVED_KINDS, LOGGED
 from ..capture.prepare import REPAIR_COUNTER
 from ..protocol import DayCount, EventRow, ProjectCount, StorageSizes
+from .listings import EVENT_COLUMNS, event_row, where_given
 from .projects import MATCHING, like
 
 __all__ = [
@@ -175,9 +176,7 @@ async def history(
     """The latest ``limit`` events matching every filter given (older than event ``before``,
     dated in [``since``, ``until``), what memd made left out unless ``derived``), oldest first;
     with ``after``, the first ``limit`` newer than that event."""
-    where: list[str] = [] if derived else [f"e.kind NOT IN {DERIVED_KINDS!r}"]
-    args: list[object] = []
-    for clause, value in (
+    where, args = where_given((
         ("e.session_id = ?", session),
         ("e.kind = ?", kind),
         ("e.tool = ?", tool),
@@ -186,36 +185,17 @@ async def history(
         ("e.id > ?", after),
         ("e.client_ts >= ?", since),
         ("e.client_ts < ?", until),
-    ):
-        if value is not None:
-            where.append(clause)
-            args.append(value)
+    ))  # fmt: skip
+    if not derived:
+        where.append(f"e.kind NOT IN {DERIVED_KINDS!r}")
     if project:  # a root, a key or a checkout's path, or part of one
         where.append(f"e.project_id IN ({MATCHING})")
         args += [like(project)] * 3
     rows = await conn.execute_fetchall(
-        "SELECT e.id, e.session_id, p.root, e.kind, e.tool, e.title, e.importance, e.received_at, e.size,"
-        " e.event, e.client_ts, c.cite, e.agent"
+        f"SELECT {EVENT_COLUMNS}"
         " FROM events e LEFT JOIN projects p ON p.id = e.project_id LEFT JOIN citations c ON c.event_id = e.id"
         f" {'WHERE ' + ' AND '.join(where) if where else ''}"
         f" ORDER BY e.id {'DESC' if after is None else 'ASC'} LIMIT ?",
         [*args, max(0, limit)],
     )
-    return [
-        EventRow(
-            id=r[0],
-            session_id=r[1],
-            project=r[2],
-            kind=r[3],
-            tool=r[4],
-            title=r[5],
-            importance=r[6],
-            received_at=r[7],
-            size=r[8],
-            event=r[9],
-            client_ts=r[10],
-            cite=r[11] or "",
-            agent=r[12],
-        )
-        for r in (reversed(list(rows)) if after is None else rows)
-    ]
+    return [event_row(r) for r in (reversed(list(rows)) if after is None else rows)]
